@@ -1,0 +1,44 @@
+#include <gtest/gtest.h>
+
+#include "util/region.hpp"
+
+using namespace ferry;
+
+TEST(Region, UnionAndSubtract) {
+  Region r(Rect{0, 0, 10, 10});
+  r.add(Rect{5, 5, 10, 10});
+  EXPECT_EQ(r.area(), 100 + 100 - 25);
+  r.subtract(Rect{0, 0, 15, 5});
+  EXPECT_EQ(r.area(), 175 - 50);  // the second square starts below the cut
+  EXPECT_EQ(r.extents(), (Rect{0, 5, 15, 10}));
+}
+
+TEST(Region, IntersectEmpty) {
+  Region r(Rect{0, 0, 10, 10});
+  r.intersect(Rect{20, 20, 5, 5});
+  EXPECT_TRUE(r.empty());
+}
+
+TEST(Transform, RectRotations) {
+  // 4x2 area, 1x1 rect at the top-left corner.
+  Rect r{0, 0, 1, 1};
+  EXPECT_EQ(transform_rect(r, Transform::normal, 4, 2), (Rect{0, 0, 1, 1}));
+  EXPECT_EQ(transform_rect(r, Transform::rot180, 4, 2), (Rect{3, 1, 1, 1}));
+  EXPECT_EQ(transform_rect(r, Transform::flipped, 4, 2), (Rect{3, 0, 1, 1}));
+  // Quarter turn counter-clockwise: top-left moves to bottom-left of a 2x4 area.
+  EXPECT_EQ(transform_rect(r, Transform::rot90, 4, 2), (Rect{0, 3, 1, 1}));
+  EXPECT_EQ(transform_rect(r, Transform::rot270, 4, 2), (Rect{1, 0, 1, 1}));
+}
+
+TEST(Transform, InvertAndCompose) {
+  for (uint32_t i = 0; i < 8; ++i) {
+    auto t = Transform(i);
+    EXPECT_EQ(transform_compose(t, transform_invert(t)), Transform::normal) << i;
+    Rect r{1, 0, 2, 1};
+    Rect there = transform_rect(r, t, 5, 3);
+    int w = transform_swaps_axes(t) ? 3 : 5, h = transform_swaps_axes(t) ? 5 : 3;
+    EXPECT_EQ(transform_rect(there, transform_invert(t), w, h), r) << i;
+  }
+  EXPECT_EQ(transform_compose(Transform::rot90, Transform::rot90), Transform::rot180);
+  EXPECT_EQ(transform_compose(Transform::rot90, Transform::rot270), Transform::normal);
+}
