@@ -1,15 +1,31 @@
-// ferryd entry point: parses the command line and runs a Server. Everything else lives
-// in the subsystem libraries.
+// ferryd entry point: parses the command line, builds a Server and runs it. Everything
+// else lives in the subsystem libraries.
+#include <getopt.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <string>
+#include <vector>
+
+#include "core/cli.hpp"
+#include "core/server.hpp"
+#include "util/log.hpp"
 
 int main(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--version") == 0) {
-      std::printf("ferryd %s\n", FERRY_VERSION);
+  ferry::CliOptions cli;
+  std::string error;
+  switch (ferry::parse_cli(argc, argv, &cli, &error)) {
+    case ferry::CliResult::exit_ok:
       return 0;
-    }
+    case ferry::CliResult::error:
+      std::fprintf(stderr, "ferryd: %s\nTry 'ferryd --help'.\n", error.c_str());
+      return 2;
+    case ferry::CliResult::run:
+      break;
   }
-  std::fprintf(stderr, "ferryd: not yet usable\n");
-  return 1;
+  return ferry::run_daemon(cli);
 }

@@ -27,6 +27,12 @@ class Listener {
     cb_ = std::move(cb);
     connect(signal);
   }
+  // Listens for the destruction of a wl_resource.
+  void connect_resource_destroy(wl_resource* resource, Callback cb) {
+    disconnect();
+    cb_ = std::move(cb);
+    wl_resource_add_destroy_listener(resource, &link_);
+  }
   void disconnect() {
     wl_list_remove(&link_.link);
     wl_list_init(&link_.link);

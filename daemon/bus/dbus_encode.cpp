@@ -1,0 +1,112 @@
+#include "bus/dbus_encode.hpp"
+
+#include <systemd/sd-bus.h>
+
+#include <string>
+
+namespace ferry::bus {
+namespace {
+
+// Writes one record as a{sv}. Errors are sticky: after the first failure nothing more is
+// written and finish() returns it.
+class Record {
+ public:
+  explicit Record(sd_bus_message* m) : m_(m) { r_ = sd_bus_message_open_container(m_, 'a', "{sv}"); }
+
+  Record& add(const char* key, const std::string& v) { return put(key, "s", v.c_str()); }
+  Record& add(const char* key, double v) { return put(key, "d", v); }
+  Record& add(const char* key, uint32_t v) { return put(key, "u", v); }
+  Record& add(const char* key, int32_t v) { return put(key, "i", v); }
+  Record& add(const char* key, uint64_t v) { return put(key, "t", v); }
+
+  int finish() {
+    if (r_ >= 0) r_ = sd_bus_message_close_container(m_);
+    return r_ < 0 ? r_ : 0;
+  }
+
+ private:
+  template <typename T>
+  Record& put(const char* key, const char* type, T v) {
+    if (r_ < 0) return *this;
+    r_ = sd_bus_message_append(m_, "{sv}", key, type, v);
+    return *this;
+  }
+
+  sd_bus_message* m_;
+  int r_ = 0;
+};
+
+template <typename T, typename Fn>
+int append_all(sd_bus_message* m, const std::vector<T>& items, Fn&& fill) {
+  int r = sd_bus_message_open_container(m, 'a', "a{sv}");
+  if (r < 0) return r;
+  for (const T& item : items) {
+    Record rec(m);
+    fill(rec, item);
+    if ((r = rec.finish()) < 0) return r;
+  }
+  r = sd_bus_message_close_container(m);
+  return r < 0 ? r : 0;
+}
+
+}  // namespace
+
+int append_gpus(sd_bus_message* m, const std::vector<GpuInfo>& gpus) {
+  return append_all(m, gpus, [](Record& r, const GpuInfo& g) {
+    r.add("Name", g.name)
+        .add("PciId", g.pci_id)
+        .add("PciAddress", g.pci_address)
+        .add("Driver", g.driver)
+        .add("Role", g.role)
+        .add("LinkSpeedGTs", g.link_speed_gts)
+        .add("LinkWidth", g.link_width)
+        .add("MaxLinkSpeedGTs", g.max_link_speed_gts)
+        .add("MaxLinkWidth", g.max_link_width)
+        .add("CapacityBytesPerSecond", g.capacity_bytes_per_s);
+  });
+}
+
+int append_outputs(sd_bus_message* m, const std::vector<OutputInfo>& outputs) {
+  return append_all(m, outputs, [](Record& r, const OutputInfo& o) {
+    r.add("Name", o.name)
+        .add("Description", o.description)
+        .add("Width", o.width)
+        .add("Height", o.height)
+        .add("RefreshMhz", o.refresh_mhz)
+        .add("Transform", o.transform)
+        .add("Scale", o.scale)
+        .add("FramesComposed", o.frames_composed)
+        .add("FramesPresented", o.frames_presented)
+        .add("FramesDropped", o.frames_dropped);
+  });
+}
+
+int append_clients(sd_bus_message* m, const std::vector<ClientInfo>& clients) {
+  return append_all(m, clients, [](Record& r, const ClientInfo& c) {
+    r.add("Id", c.id)
+        .add("Pid", c.pid)
+        .add("Exe", c.exe)
+        .add("AppId", c.app_id)
+        .add("Tag", c.tag)
+        .add("Gpu", c.gpu);
+  });
+}
+
+int append_surfaces(sd_bus_message* m, const std::vector<SurfaceInfo>& surfaces) {
+  return append_all(m, surfaces, [](Record& r, const SurfaceInfo& s) {
+    r.add("Id", s.id)
+        .add("ClientId", s.client_id)
+        .add("AppId", s.app_id)
+        .add("Title", s.title)
+        .add("Width", s.width)
+        .add("Height", s.height)
+        .add("Gpu", s.gpu)
+        .add("TransferMode", s.transfer_mode)
+        .add("Override", s.override_mode)
+        .add("Reason", s.reason)
+        .add("MBps", s.mb_per_s)
+        .add("Fps", s.fps);
+  });
+}
+
+}  // namespace ferry::bus

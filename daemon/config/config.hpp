@@ -1,0 +1,104 @@
+#pragma once
+// ferry.toml: global settings and per-app [[rule]] tables (see docs/configuration.md and
+// ferry.toml(5)). Parsing is strict: unknown keys, wrong types and bad enum values are
+// errors reported as "file:line:column: reason".
+//
+// Values are plain data owned by whoever holds the Config; any thread may read a Config
+// it holds. Loading does file I/O and is meant for the main thread.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "util/log.hpp"
+
+namespace ferry::config {
+
+// Enum fields of a rule. Kept here (not in transfer/) so config has no dependency on
+// unfinished subsystems; to be unified with transfer/mode.hpp.
+enum class GpuChoice { automatic, discrete, integrated };
+enum class TransferChoice { automatic, rgb, nv12, yuv444, tiles, cpu_copy };
+enum class AppClass { standard, game, technical, video };  // "default" in the file
+enum class ScanoutChoice { automatic, direct, composite };
+enum class Backend { automatic, kms, headless };
+
+const char* to_string(GpuChoice v);
+const char* to_string(TransferChoice v);
+const char* to_string(AppClass v);
+const char* to_string(ScanoutChoice v);
+const char* to_string(Backend v);
+// Parse the spelling used in the file ("cpu-copy", "default", "auto"); false if unknown.
+bool parse(std::string_view s, GpuChoice* out);
+bool parse(std::string_view s, TransferChoice* out);
+bool parse(std::string_view s, AppClass* out);
+bool parse(std::string_view s, ScanoutChoice* out);
+bool parse(std::string_view s, Backend* out);
+
+struct SourcePos {
+  std::string file;
+  int line = 0, column = 0;
+  std::string str() const;  // "file:line:column"
+};
+
+// One [[rule]]. Each matcher is a list of glob patterns (fnmatch); a matcher matches when
+// any of its patterns does. A rule matches when every matcher it has matches. Unset
+// actions leave the decision to ferry (or to a later default).
+struct Rule {
+  std::string name;  // optional label shown by ferryctl as the reason of a decision
+  std::vector<std::string> app_id, exe, tag;
+  std::optional<GpuChoice> gpu;
+  std::optional<TransferChoice> transfer;
+  std::optional<AppClass> app_class;
+  std::optional<ScanoutChoice> scanout;
+  SourcePos where;  // position of the [[rule]] header
+
+  std::string describe() const;  // "rule 'games' (ferry.toml:12:1)"
+};
+
+struct HeadlessOutput {
+  int width = 0, height = 0;
+  int refresh_mhz = 60000;
+};
+// "1920x1080@60", "1280x720" (60 Hz), "2560x1440@143.86".
+bool parse_output_mode(std::string_view s, HeadlessOutput* out);
+
+struct Config {
+  std::string path;  // file it came from; empty for built-in defaults
+  // [general]
+  log::Level log_level = log::Level::info;
+  Backend backend = Backend::automatic;
+  std::vector<HeadlessOutput> headless_outputs;  // empty: one 1920x1080@60
+  // [gpu]
+  std::string display_device;  // path, cardN or PCI address; empty: automatic
+  std::string render_device;
+  uint64_t link_capacity_bytes_per_s = 0;  // 0: from sysfs / measured
+  // [transfer]
+  TransferChoice default_transfer = TransferChoice::automatic;
+  AppClass default_class = AppClass::standard;
+  // [[rule]], in file order.
+  std::vector<Rule> rules;
+};
+
+// What ferryd knows about a client when it matches rules. Empty fields never match a
+// pattern (not even "*").
+struct ClientInfo {
+  std::string app_id;  // xdg_toplevel.set_app_id; empty until the client sets it
+  std::string exe;     // /proc/PID/exe target
+  std::string tag;     // FERRY_TAG from the client's initial environment
+};
+
+// First rule, in file order, whose matchers all match; null if none. 'index' (may be
+// null) receives its position in cfg.rules.
+const Rule* match_rule(const Config& cfg, const ClientInfo& client, size_t* index = nullptr);
+bool rule_matches(const Rule& rule, const ClientInfo& client);
+
+// Parses TOML text. 'path' is used in error positions. On failure returns nullopt and
+// sets *error to "path:line:column: reason".
+std::optional<Config> parse_config(std::string_view text, const std::string& path,
+                                   std::string* error);
+// Reads and parses a file (errors as above; an unreadable file gives "path: reason").
+std::optional<Config> load_config(const std::string& path, std::string* error);
+
+}  // namespace ferry::config

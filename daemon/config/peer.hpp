@@ -1,0 +1,28 @@
+#pragma once
+// Who is on the other end of a client socket: pid from SO_PEERCRED, executable from
+// /proc/PID/exe, ferry-run's tag from /proc/PID/environ. Any thread; plain syscalls.
+// Values describe the process when it connected; a pid can be reused after it exits,
+// so read them right after accept.
+
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "config/config.hpp"
+
+namespace ferry::config {
+
+// Pid of the peer of a connected AF_UNIX socket; nullopt if the kernel gives none.
+std::optional<pid_t> peer_pid(int socket_fd);
+// Target of <proc_root>/PID/exe without a " (deleted)" suffix; empty if unreadable
+// (other users' processes, kernel threads).
+std::string exe_of_pid(pid_t pid, const std::string& proc_root = "/proc");
+// Value of one variable in the process's initial environment (<proc_root>/PID/environ).
+std::optional<std::string> environ_var(pid_t pid, std::string_view name,
+                                       const std::string& proc_root = "/proc");
+// exe and tag (FERRY_TAG) of a process; app_id stays empty (it comes from xdg-shell).
+ClientInfo client_info_of_pid(pid_t pid, const std::string& proc_root = "/proc");
+
+}  // namespace ferry::config

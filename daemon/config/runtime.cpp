@@ -1,0 +1,107 @@
+#include "config/runtime.hpp"
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+
+#include "util/unique_fd.hpp"
+
+namespace ferry::config {
+namespace {
+
+std::string runtime_dir() {
+  const char* v = std::getenv("XDG_RUNTIME_DIR");
+  return v && *v ? v : "";
+}
+
+}  // namespace
+
+std::string socket_file_path() {
+  std::string dir = runtime_dir();
+  return dir.empty() ? "" : dir + "/ferry/socket";
+}
+
+bool write_socket_file(std::string_view name, std::string* error) {
+  std::string dir = runtime_dir();
+  if (dir.empty()) {
+    *error = "XDG_RUNTIME_DIR is not set";
+    return false;
+  }
+  dir += "/ferry";
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+    *error = dir + ": " + std::strerror(errno);
+    return false;
+  }
+  std::string path = dir + "/socket";
+  std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << name << '\n';
+    if (!out.flush()) {
+      *error = tmp + ": write failed";
+      return false;
+    }
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    *error = path + ": " + std::strerror(errno);
+    ::unlink(tmp.c_str());
+    return false;
+  }
+  return true;
+}
+
+void remove_socket_file() {
+  std::string path = socket_file_path();
+  if (!path.empty()) ::unlink(path.c_str());
+}
+
+std::optional<std::string> read_socket_file(std::string* error) {
+  std::string path = socket_file_path();
+  if (path.empty()) {
+    *error = "XDG_RUNTIME_DIR is not set";
+    return std::nullopt;
+  }
+  std::ifstream in(path);
+  std::string name;
+  if (!in || !std::getline(in, name) || name.empty()) {
+    *error = path + " is missing or empty";
+    return std::nullopt;
+  }
+  return name;
+}
+
+std::optional<std::string> find_ferry_socket(std::string* error) {
+  const char* env = std::getenv(kSocketEnv);
+  if (env && *env) return std::string(env);
+  return read_socket_file(error);
+}
+
+std::string socket_path(std::string_view name) {
+  if (!name.empty() && name.front() == '/') return std::string(name);
+  return runtime_dir() + "/" + std::string(name);
+}
+
+bool socket_listening(std::string_view name, std::string* error) {
+  std::string path = socket_path(name);
+  sockaddr_un addr = {};
+  addr.sun_family = AF_UNIX;
+  if (path.size() >= sizeof addr.sun_path) {
+    *error = path + ": path too long for a socket";
+    return false;
+  }
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd || ::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    *error = path + ": " + std::strerror(errno);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace ferry::config

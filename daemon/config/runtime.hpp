@@ -1,0 +1,38 @@
+#pragma once
+// The contract between ferryd and ferry-run (and the clients it starts):
+// - ferryd writes the name of its Wayland socket (as WAYLAND_DISPLAY takes it, e.g.
+//   "wayland-1", or an absolute path) as one line to $XDG_RUNTIME_DIR/ferry/socket once the
+//   socket listens, and removes the file on exit.
+// - ferry-run uses $FERRY_SOCKET when set, else that file, checks the socket accepts
+//   connections, and starts the client with WAYLAND_DISPLAY set to it.
+// - ferry-run sets FERRY_TAG (matched by [[rule]] tag) and FERRY_GPU (discrete|integrated|
+//   auto: what the launch asked for) in the client's environment; ferryd reads them from
+//   /proc/PID/environ (config/peer.hpp).
+// Plain file I/O; any thread.
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace ferry::config {
+
+inline constexpr const char* kTagEnv = "FERRY_TAG";
+inline constexpr const char* kGpuEnv = "FERRY_GPU";
+inline constexpr const char* kSocketEnv = "FERRY_SOCKET";
+
+// $XDG_RUNTIME_DIR/ferry/socket; empty when XDG_RUNTIME_DIR is unset.
+std::string socket_file_path();
+// Writes 'name' atomically (temp file + rename), creating $XDG_RUNTIME_DIR/ferry (0700).
+bool write_socket_file(std::string_view name, std::string* error);
+// Removes the file; quiet when it is already gone.
+void remove_socket_file();
+// The name in the file; nullopt with *error (naming the path) when missing or empty.
+std::optional<std::string> read_socket_file(std::string* error);
+// $FERRY_SOCKET if set and non-empty, else read_socket_file().
+std::optional<std::string> find_ferry_socket(std::string* error);
+// Absolute path of a socket name: kept if it starts with '/', else $XDG_RUNTIME_DIR/name.
+std::string socket_path(std::string_view name);
+// Whether something accepts connections on that socket (connect + close).
+bool socket_listening(std::string_view name, std::string* error);
+
+}  // namespace ferry::config

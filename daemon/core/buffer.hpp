@@ -1,0 +1,97 @@
+#pragma once
+// Client buffers. A Buffer wraps a wl_buffer resource and outlives it: users (renderer,
+// KMS plane, screencopy) take a BufferRef; wl_buffer.release is sent when the last
+// reference goes away while the resource still exists.
+//
+// Main thread only.
+
+#include <wayland-server-core.h>
+
+#include <cstdint>
+#include <memory>
+
+#include "util/listener.hpp"
+
+namespace ferry {
+
+enum class BufferKind { shm, dmabuf };
+
+class Buffer {
+ public:
+  virtual ~Buffer();
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+
+  BufferKind kind() const { return kind_; }
+  int32_t width() const { return width_; }
+  int32_t height() const { return height_; }
+  // DRM fourcc of the content (wl_shm formats are mapped to their DRM fourcc).
+  uint32_t drm_format() const { return drm_format_; }
+  bool has_alpha() const;
+  // Null once the client destroyed the wl_buffer.
+  wl_resource* resource() const { return resource_; }
+
+  // Reference counting for users of the contents; release goes out at zero.
+  void lock() { ++locks_; }
+  void unlock();
+  int locks() const { return locks_; }
+
+  // The Buffer for a wl_buffer resource: an existing one, or a new wrapper for a wl_shm
+  // buffer. Null if the resource is not a buffer ferry knows.
+  static Buffer* from_resource(wl_resource* resource);
+
+ protected:
+  // Registers a destroy listener on the resource; the object deletes itself once the
+  // resource is gone and no lock remains.
+  Buffer(BufferKind kind, wl_resource* resource, int32_t w, int32_t h, uint32_t drm_format);
+
+ private:
+  static void on_resource_destroy(wl_listener* listener, void* data);
+
+  BufferKind kind_;
+  wl_resource* resource_;
+  int32_t width_, height_;
+  uint32_t drm_format_;
+  int locks_ = 0;
+  wl_listener destroy_listener_{};
+};
+
+// A wl_shm buffer (memory owned by libwayland's wl_shm implementation).
+class ShmBuffer final : public Buffer {
+ public:
+  explicit ShmBuffer(wl_resource* resource);
+  uint32_t shm_format() const { return shm_format_; }
+  int32_t stride() const { return stride_; }
+  // Access to the pixels, guarded against SIGBUS from a client truncating its pool.
+  // Returns null if the resource is gone. end_access() must follow a successful begin.
+  const uint8_t* begin_access();
+  void end_access();
+
+ private:
+  uint32_t shm_format_;
+  int32_t stride_;
+};
+
+// wl_shm format <-> DRM fourcc (they match except for ARGB8888/XRGB8888). 0 = unknown.
+uint32_t shm_to_drm_format(uint32_t shm_format);
+uint32_t drm_to_shm_format(uint32_t drm_format);
+
+// A counted reference to a Buffer; moving transfers the reference.
+class BufferRef {
+ public:
+  BufferRef() = default;
+  explicit BufferRef(Buffer* b) : b_(b) { if (b_) b_->lock(); }
+  BufferRef(const BufferRef& o) : BufferRef(o.b_) {}
+  BufferRef(BufferRef&& o) noexcept : b_(o.b_) { o.b_ = nullptr; }
+  BufferRef& operator=(BufferRef o) noexcept { std::swap(b_, o.b_); return *this; }
+  ~BufferRef() { reset(); }
+  void reset() { if (b_) { auto* b = b_; b_ = nullptr; b->unlock(); } }
+  Buffer* get() const { return b_; }
+  Buffer* operator->() const { return b_; }
+  explicit operator bool() const { return b_ != nullptr; }
+
+ private:
+  Buffer* b_ = nullptr;
+};
+
+}  // namespace ferry

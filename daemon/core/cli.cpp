@@ -1,0 +1,298 @@
+#include "core/cli.hpp"
+
+#include <getopt.h>
+#include <sys/stat.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "core/surface.hpp"
+#include "render/egl_context.hpp"
+#include "render/renderer.hpp"
+#include "util/clock.hpp"
+#include "util/png.hpp"
+
+#include <drm_fourcc.h>
+
+namespace ferry {
+
+namespace {
+
+const char kHelp[] =
+    "Usage: ferryd [OPTIONS] [-- CLIENT [ARGS...]]\n"
+    "\n"
+    "ferry: a Wayland compositor that moves frames between GPUs in the cheapest faithful\n"
+    "form. Without a GPU it runs on its headless backend (EGL surfaceless, llvmpipe).\n"
+    "\n"
+    "Options:\n"
+    "  --backend NAME          headless (default)\n"
+    "  --socket NAME           Wayland socket name in $XDG_RUNTIME_DIR (default: wayland-N)\n"
+    "  --output WxH[@HZ]       add a headless output (repeatable; default 1280x720@60)\n"
+    "  --config FILE           configuration file\n"
+    "  --display-device PATH   DRM device that drives displays\n"
+    "  --log-level LEVEL       error, warning, notice, info (default) or debug\n"
+    "  --doctor                report GPUs, links and missing features, then exit\n"
+    "  --run-for SECONDS       exit after this long (with CLIENT: run it meanwhile)\n"
+    "  --screenshot FILE.png   save the output's pixels just before exiting\n"
+    "  --stats                 print frame statistics on exit\n"
+    "  --version               print the version and exit\n"
+    "  --help                  print this help and exit\n"
+    "\n"
+    "CLIENT, if given, is started with WAYLAND_DISPLAY set (no shell involved).\n";
+
+enum Opt {
+  kBackend = 256, kSocket, kOutput, kConfig, kDisplayDevice, kLogLevel, kDoctor, kRunFor,
+  kScreenshot, kStats, kVersion, kHelpOpt,
+};
+
+}  // namespace
+
+bool parse_output_mode(const std::string& text, OutputMode* out) {
+  int w = 0, h = 0, consumed = 0;
+  if (std::sscanf(text.c_str(), "%dx%d%n", &w, &h, &consumed) != 2) return false;
+  if (w <= 0 || h <= 0 || w > 16384 || h > 16384) return false;
+  double hz = 60.0;
+  std::string rest = text.substr(size_t(consumed));
+  if (!rest.empty()) {
+    char* end = nullptr;
+    if (rest[0] != '@') return false;
+    hz = std::strtod(rest.c_str() + 1, &end);
+    if (!end || *end != '\0' || !(hz >= 1.0 && hz <= 1000.0)) return false;
+  }
+  out->width = w;
+  out->height = h;
+  out->refresh_mhz = int32_t(std::lround(hz * 1000.0));
+  return true;
+}
+
+CliResult parse_cli(int argc, char** argv, CliOptions* out, std::string* error) {
+  static const option longopts[] = {
+      {"backend", required_argument, nullptr, kBackend},
+      {"socket", required_argument, nullptr, kSocket},
+      {"output", required_argument, nullptr, kOutput},
+      {"config", required_argument, nullptr, kConfig},
+      {"display-device", required_argument, nullptr, kDisplayDevice},
+      {"log-level", required_argument, nullptr, kLogLevel},
+      {"doctor", no_argument, nullptr, kDoctor},
+      {"run-for", required_argument, nullptr, kRunFor},
+      {"screenshot", required_argument, nullptr, kScreenshot},
+      {"stats", no_argument, nullptr, kStats},
+      {"version", no_argument, nullptr, kVersion},
+      {"help", no_argument, nullptr, kHelpOpt},
+      {nullptr, 0, nullptr, 0},
+  };
+  optind = 1;
+  opterr = 0;
+  int c;
+  while ((c = getopt_long(argc, argv, "+h", longopts, nullptr)) != -1) {
+    switch (c) {
+      case kBackend:
+        out->server.backend = optarg;
+        if (out->server.backend != "headless" && out->server.backend != "kms") {
+          *error = "unknown backend '" + out->server.backend + "' (headless or kms)";
+          return CliResult::error;
+        }
+        break;
+      case kSocket: out->server.socket = optarg; break;
+      case kOutput: {
+        OutputMode m;
+        if (!parse_output_mode(optarg, &m)) {
+          *error = std::string("bad --output '") + optarg + "': expected WIDTHxHEIGHT[@HZ]";
+          return CliResult::error;
+        }
+        out->server.outputs.push_back(m);
+        break;
+      }
+      case kConfig: out->config_path = optarg; break;
+      case kDisplayDevice: out->display_device = optarg; break;
+      case kLogLevel:
+        if (!log::parse_level(optarg, &out->log_level)) {
+          *error = std::string("bad --log-level '") + optarg + "'";
+          return CliResult::error;
+        }
+        out->log_level_set = true;
+        break;
+      case kDoctor: out->doctor = true; break;
+      case kRunFor: {
+        char* end = nullptr;
+        out->run_for_s = std::strtod(optarg, &end);
+        if (!end || *end || !(out->run_for_s > 0)) {
+          *error = std::string("bad --run-for '") + optarg + "': expected seconds > 0";
+          return CliResult::error;
+        }
+        break;
+      }
+      case kScreenshot: out->screenshot_path = optarg; break;
+      case kStats: out->print_stats = true; break;
+      case kVersion: std::printf("ferryd %s\n", FERRY_VERSION); return CliResult::exit_ok;
+      case 'h':
+      case kHelpOpt: std::fputs(kHelp, stdout); return CliResult::exit_ok;
+      default:
+        *error = std::string("unknown option '") + argv[optind - 1] + "'";
+        return CliResult::error;
+    }
+  }
+  for (int i = optind; i < argc; ++i) out->client_argv.emplace_back(argv[i]);
+  return CliResult::run;
+}
+
+namespace {
+
+struct RunState {
+  Server* server;
+  pid_t child = -1;
+  int child_status = 0;
+  bool child_exited = false;
+};
+
+int on_signal(int signo, void* data) {
+  auto* st = static_cast<RunState*>(data);
+  if (signo == SIGCHLD) {
+    int status = 0;
+    pid_t p;
+    while ((p = waitpid(-1, &status, WNOHANG)) > 0)
+      if (p == st->child) {
+        st->child_exited = true;
+        st->child_status = status;
+        log_info("client %d exited (%s %d)", int(p), WIFEXITED(status) ? "status" : "signal",
+                 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+      }
+    return 0;
+  }
+  log_info("signal %d: shutting down", signo);
+  st->server->terminate();
+  return 0;
+}
+
+pid_t spawn_client(const std::vector<std::string>& argv, const std::string& socket) {
+  pid_t pid = fork();
+  if (pid != 0) return pid;
+  setenv("WAYLAND_DISPLAY", socket.c_str(), 1);
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  execvp(args[0], args.data());
+  std::fprintf(stderr, "ferryd: cannot run '%s': %s\n", args[0], std::strerror(errno));
+  _exit(127);
+}
+
+bool save_screenshot(Server& server, Output& out, const std::string& path) {
+  RenderTarget* t = out.backend()->front_target();
+  if (!t) {
+    log_error("screenshot: output %s has not shown a frame yet", out.name().c_str());
+    return false;
+  }
+  Image img;
+  img.width = t->width;
+  img.height = t->height;
+  img.rgba.resize(size_t(img.width) * size_t(img.height) * 4);
+  if (!server.renderer().read_pixels(*t, Rect{0, 0, t->width, t->height}, DRM_FORMAT_ABGR8888,
+                                     img.rgba.data(), img.width * 4)) {
+    log_error("screenshot: reading pixels failed");
+    return false;
+  }
+  std::string err;
+  if (!write_png(path, img, &err)) {
+    log_error("screenshot: %s", err.c_str());
+    return false;
+  }
+  log_info("screenshot of %s saved to %s", out.name().c_str(), path.c_str());
+  return true;
+}
+
+void print_stats(Server& server, double seconds) {
+  for (auto& o : server.outputs()) {
+    const OutputStats& s = o->stats();
+    std::printf(
+        "%s %dx%d@%.2f: composed %llu, presented %llu, dropped %llu, no-op flips %llu, "
+        "damage rects %llu in %llu passes",
+        o->name().c_str(), o->mode().width, o->mode().height, o->mode().refresh_mhz / 1000.0,
+        (unsigned long long)s.frames_composed, (unsigned long long)s.frames_presented,
+        (unsigned long long)s.frames_dropped, (unsigned long long)s.noop_flips,
+        (unsigned long long)s.rects_drawn, (unsigned long long)s.render_passes);
+    if (seconds > 0)
+      std::printf(", %.1f presented/s", double(s.frames_presented) / seconds);
+    std::printf("\n");
+  }
+  std::fflush(stdout);
+}
+
+
+void ensure_runtime_dir() {
+  if (std::getenv("XDG_RUNTIME_DIR")) return;
+  // libwayland needs XDG_RUNTIME_DIR for its socket; a bare root shell often lacks it.
+  std::string dir = "/tmp/ferry-runtime-" + std::to_string(getuid());
+  if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) return;
+  setenv("XDG_RUNTIME_DIR", dir.c_str(), 1);
+  log_warn("XDG_RUNTIME_DIR is not set; using %s", dir.c_str());
+}
+
+}  // namespace
+
+int run_daemon(const CliOptions& cli) {
+  if (cli.log_level_set) log::set_level(cli.log_level);
+  ensure_runtime_dir();
+  Server server(cli.server);
+  std::string error;
+  if (!server.init(&error)) {
+    log_error("%s", error.c_str());
+    return 1;
+  }
+  std::printf("ferryd: listening on WAYLAND_DISPLAY=%s\n", server.socket_name().c_str());
+  std::fflush(stdout);
+
+  RunState st{&server};
+  // Signals are delivered through the event loop (signalfd), so block them first.
+  sigset_t mask;
+  sigemptyset(&mask);
+  for (int s : {SIGINT, SIGTERM, SIGCHLD}) sigaddset(&mask, s);
+  sigprocmask(SIG_BLOCK, &mask, nullptr);
+  std::vector<wl_event_source*> sources;
+  for (int s : {SIGINT, SIGTERM, SIGCHLD})
+    sources.push_back(wl_event_loop_add_signal(server.loop(), s, on_signal, &st));
+
+  if (!cli.client_argv.empty()) {
+    st.child = spawn_client(cli.client_argv, server.socket_name());
+    log_info("started client '%s' as pid %d", cli.client_argv[0].c_str(), int(st.child));
+  }
+  wl_event_source* timer = nullptr;
+  if (cli.run_for_s > 0) {
+    timer = wl_event_loop_add_timer(
+        server.loop(), [](void* data) { static_cast<Server*>(data)->terminate(); return 0; },
+        &server);
+    wl_event_source_timer_update(timer, int(cli.run_for_s * 1000));
+  }
+  int64_t start = now_ns();
+  server.run();
+  double seconds = double(now_ns() - start) / 1e9;
+
+  int status = 0;
+  if (!cli.screenshot_path.empty()) {
+    for (size_t i = 0; i < server.outputs().size(); ++i) {
+      std::string path = cli.screenshot_path;
+      if (i > 0) {
+        size_t dot = path.rfind(".png");
+        path.insert(dot == std::string::npos ? path.size() : dot, "-" + std::to_string(i + 1));
+      }
+      if (!save_screenshot(server, *server.outputs()[i], path)) status = 1;
+    }
+  }
+  if (cli.print_stats || cli.run_for_s > 0) print_stats(server, seconds);
+  if (st.child > 0 && !st.child_exited) {
+    kill(st.child, SIGTERM);
+    waitpid(st.child, nullptr, 0);
+  }
+  if (timer) wl_event_source_remove(timer);
+  for (auto* s : sources) wl_event_source_remove(s);
+  return status;
+}
+
+}  // namespace ferry

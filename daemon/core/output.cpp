@@ -1,0 +1,244 @@
+#include "core/output.hpp"
+
+#include <wayland-server-protocol.h>
+
+#include <algorithm>
+
+#include "core/server.hpp"
+#include "core/surface.hpp"
+#include "protocol/presentation_time.hpp"
+#include "render/renderer.hpp"
+#include "util/log.hpp"
+
+namespace ferry {
+
+namespace {
+constexpr uint32_t kOutputVersion = 4;
+constexpr size_t kDamageHistory = 4;
+
+void output_release(wl_client*, wl_resource* r) { wl_resource_destroy(r); }
+const struct wl_output_interface kOutputImpl = {output_release};
+}  // namespace
+
+Output::Output(Server& server, std::string name, const OutputMode& mode)
+    : server_(server), name_(std::move(name)), mode_(mode) {
+  wl_signal_init(&on_present);
+  wl_signal_init(&on_frame);
+  global_ = wl_global_create(server.display(), &wl_output_interface, kOutputVersion, this,
+                             &Output::bind);
+}
+
+Output::~Output() {
+  if (idle_) wl_event_source_remove(idle_);
+  for (Surface* s : server_.surfaces()) s->forget_output(this);
+  for (wl_resource* r : resources_) wl_resource_set_user_data(r, nullptr);
+  for (wl_resource* r : in_flight_callbacks_.take()) wl_resource_destroy(r);
+  for (wl_resource* r : in_flight_feedbacks_.take()) presentation_feedback_discard(r);
+  if (global_) wl_global_destroy(global_);
+}
+
+void Output::set_backend(std::unique_ptr<OutputBackend> backend) { backend_ = std::move(backend); }
+
+std::string Output::description() const {
+  char buf[128];
+  std::snprintf(buf, sizeof buf, "ferry %s %dx%d@%.3f", name_.c_str(), mode_.width, mode_.height,
+                mode_.refresh_mhz / 1000.0);
+  return buf;
+}
+
+Rect Output::layout_box() const {
+  int32_t w = mode_.width, h = mode_.height;
+  if (transform_swaps_axes(transform_)) std::swap(w, h);
+  return {x_, y_, w / scale_, h / scale_};
+}
+
+void Output::set_transform(Transform t) {
+  transform_ = t;
+  for (wl_resource* r : resources_) send_state(r);
+  damage_whole();
+}
+
+void Output::set_scale(int32_t s) {
+  scale_ = std::max(1, s);
+  for (wl_resource* r : resources_) send_state(r);
+  damage_whole();
+}
+
+void Output::set_position(int32_t x, int32_t y) {
+  x_ = x;
+  y_ = y;
+  for (wl_resource* r : resources_) send_state(r);
+  damage_whole();
+}
+
+void Output::bind(wl_client* client, void* data, uint32_t version, uint32_t id) {
+  auto* self = static_cast<Output*>(data);
+  wl_resource* r = wl_resource_create(client, &wl_output_interface, int(version), id);
+  if (!r) {
+    wl_client_post_no_memory(client);
+    return;
+  }
+  wl_resource_set_implementation(r, &kOutputImpl, self, [](wl_resource* res) {
+    auto* o = static_cast<Output*>(wl_resource_get_user_data(res));
+    if (!o) return;
+    auto& v = o->resources_;
+    v.erase(std::remove(v.begin(), v.end(), res), v.end());
+  });
+  self->resources_.push_back(r);
+  self->send_state(r);
+  // Surfaces of this client already on the output learn about the new resource.
+  for (Surface* s : self->server_.surfaces())
+    if (s->client() == client && s->primary_output() == self)
+      wl_surface_send_enter(s->resource(), r);
+}
+
+void Output::send_state(wl_resource* r) {
+  int version = wl_resource_get_version(r);
+  // Headless outputs claim 96 dpi so physical size is plausible for toolkits.
+  int32_t mm_w = mode_.width * 254 / 960, mm_h = mode_.height * 254 / 960;
+  wl_output_send_geometry(r, x_, y_, mm_w, mm_h, WL_OUTPUT_SUBPIXEL_UNKNOWN, "ferry",
+                          name_.c_str(), int32_t(transform_));
+  wl_output_send_mode(r, WL_OUTPUT_MODE_CURRENT | WL_OUTPUT_MODE_PREFERRED, mode_.width,
+                      mode_.height, mode_.refresh_mhz);
+  if (version >= WL_OUTPUT_SCALE_SINCE_VERSION) wl_output_send_scale(r, scale_);
+  if (version >= WL_OUTPUT_NAME_SINCE_VERSION) {
+    wl_output_send_name(r, name_.c_str());
+    wl_output_send_description(r, description().c_str());
+  }
+  if (version >= WL_OUTPUT_DONE_SINCE_VERSION) wl_output_send_done(r);
+}
+
+std::vector<wl_resource*> Output::resources_for(wl_client* client) const {
+  std::vector<wl_resource*> out;
+  for (wl_resource* r : resources_)
+    if (wl_resource_get_client(r) == client) out.push_back(r);
+  return out;
+}
+
+void Output::add_damage(const Region& layout_region) {
+  Region d = layout_region;
+  d.intersect(layout_box());
+  if (d.empty()) return;
+  damage_.add(d);
+  arm_repaint();
+}
+
+void Output::damage_whole() {
+  damage_.add(layout_box());
+  history_.clear();
+  arm_repaint();
+}
+
+void Output::schedule_frame() {
+  frame_wanted_ = true;
+  arm_repaint();
+}
+
+void Output::arm_repaint() {
+  if (repaint_armed_ || frame_in_flight_ || !backend_) return;
+  repaint_armed_ = true;
+  idle_ = wl_event_loop_add_idle(
+      server_.loop(), [](void* data) { static_cast<Output*>(data)->repaint(); }, this);
+}
+
+bool Output::owns_callbacks_of(const Surface& s) const {
+  if (s.primary_output() == this) return true;
+  return !s.primary_output() && !server_.outputs().empty() &&
+         server_.outputs().front().get() == this;
+}
+
+void Output::repaint() {
+  repaint_armed_ = false;
+  idle_ = nullptr;
+  if (frame_in_flight_) return;
+
+  bool waiting = frame_wanted_;
+  for (Surface* s : server_.surfaces()) {
+    if (!owns_callbacks_of(*s)) continue;
+    if (!s->frame_callbacks().empty() || !s->feedbacks().empty()) waiting = true;
+  }
+  bool content = !damage_.empty();
+  if (!content && !waiting) return;
+
+  // What goes out with this frame: every callback committed so far on this output.
+  for (Surface* s : server_.surfaces()) {
+    if (!owns_callbacks_of(*s)) continue;
+    in_flight_callbacks_.append(s->frame_callbacks());
+    in_flight_feedbacks_.append(s->feedbacks());
+  }
+  frame_wanted_ = false;
+
+  if (content) {
+    RenderTarget* target = backend_->acquire_target();
+    if (!target) {
+      // No free buffer: a vblank will come and re-arm us.
+      backend_->submit(false);
+      frame_in_flight_ = true;
+      in_flight_has_content_ = false;
+      return;
+    }
+    Region draw = damage_;
+    if (target->age <= 0 || size_t(target->age) > history_.size() + 1) {
+      draw = Region(layout_box());
+    } else {
+      for (int i = 0; i < target->age - 1; ++i) draw.add(history_[history_.size() - 1 - size_t(i)]);
+    }
+    FrameInput frame;
+    frame.output_box = layout_box();
+    frame.scale = scale_;
+    frame.transform = transform_;
+    frame.damage = draw;
+    std::copy(std::begin(server_.options().background), std::end(server_.options().background),
+              frame.background);
+    for (const SceneItem& it : server_.scene().collect()) {
+      if (it.box.intersect(frame.output_box).empty()) continue;
+      DrawItem di;
+      di.texture = it.surface->texture();
+      di.box = it.box;
+      it.surface->source_box(&di.src_x, &di.src_y, &di.src_w, &di.src_h);
+      di.buffer_transform = it.surface->buffer_transform();
+      frame.items.push_back(di);
+    }
+    FrameStats fs = server_.renderer().render(*target, frame);
+    stats_.rects_drawn += fs.rects;
+    stats_.render_passes += fs.passes;
+    stats_.frames_composed++;
+    history_.push_back(damage_);
+    if (history_.size() > kDamageHistory) history_.erase(history_.begin());
+    damage_.clear();
+    backend_->submit(true);
+    wl_signal_emit_mutable(&on_frame, this);
+  } else {
+    backend_->submit(false);
+  }
+  frame_in_flight_ = true;
+  in_flight_has_content_ = content;
+}
+
+void Output::presented(int64_t timestamp_ns, uint64_t seq, bool new_content) {
+  frame_in_flight_ = false;
+  last_present_ns_ = timestamp_ns;
+  last_seq_ = seq;
+  if (new_content)
+    stats_.frames_presented++;
+  else
+    stats_.noop_flips++;
+
+  uint32_t ms = uint32_t(timestamp_ns / 1'000'000);
+  for (wl_resource* cb : in_flight_callbacks_.take()) {
+    wl_callback_send_done(cb, ms);
+    wl_resource_destroy(cb);
+  }
+  uint32_t flags = backend_ ? backend_->presentation_flags() : 0;
+  for (wl_resource* fb : in_flight_feedbacks_.take())
+    presentation_feedback_presented(fb, *this, timestamp_ns, mode_.period_ns(), seq, flags);
+  wl_signal_emit_mutable(&on_present, this);
+
+  bool waiting = frame_wanted_ || !damage_.empty();
+  for (Surface* s : server_.surfaces())
+    if (owns_callbacks_of(*s) && (!s->frame_callbacks().empty() || !s->feedbacks().empty()))
+      waiting = true;
+  if (waiting) arm_repaint();
+}
+
+}  // namespace ferry

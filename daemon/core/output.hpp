@@ -1,0 +1,138 @@
+#pragma once
+// An output (a monitor, or a headless framebuffer): mode, transform, scale and position in
+// the layout; the damage waiting to be drawn; frame scheduling and presentation.
+//
+// The frame cycle (S1, S4): damage -> schedule_repaint() -> idle repaint renders into the
+// backend's target -> backend.submit() -> the backend reports presented() at the next
+// vblank with its timestamp and sequence -> feedback and frame callbacks go out. With no
+// damage but callbacks waiting, the backend is asked for a no-op flip, so callbacks are
+// still paced by the output's refresh.
+//
+// Main thread only. Owned by the Server.
+
+#include <wayland-server-core.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "render/render_target.hpp"
+#include "util/region.hpp"
+#include "util/resource_list.hpp"
+
+namespace ferry {
+
+class Server;
+class Surface;
+
+struct OutputMode {
+  int32_t width = 1280, height = 720;
+  int32_t refresh_mhz = 60000;
+  int64_t period_ns() const { return refresh_mhz > 0 ? 1'000'000'000'000LL / refresh_mhz : 16'666'667; }
+};
+
+// Implemented by each backend for its outputs.
+class OutputBackend {
+ public:
+  virtual ~OutputBackend() = default;
+  // Target for the next frame. Null if none is free (the repaint is retried later).
+  virtual RenderTarget* acquire_target() = 0;
+  // The frame in the target acquired last is complete (GL commands issued); show it at the
+  // next vblank. 'new_content' false means a no-op flip: just report the next vblank.
+  virtual void submit(bool new_content) = 0;
+  // The most recently presented target, for screencopy (may be null before the first frame).
+  virtual RenderTarget* front_target() = 0;
+  // Presentation flags this backend reports (wp_presentation_feedback.kind bits).
+  virtual uint32_t presentation_flags() const = 0;
+};
+
+struct OutputStats {
+  uint64_t frames_composed = 0;   // repaints that drew something
+  uint64_t frames_presented = 0;  // vblanks that showed a new frame
+  uint64_t frames_dropped = 0;    // composed frames replaced before they were shown
+  uint64_t noop_flips = 0;        // vblanks waited for without new content
+  uint64_t rects_drawn = 0;       // damage rectangles drawn
+  uint64_t render_passes = 0;     // multipass batches (S4)
+};
+
+class Output {
+ public:
+  Output(Server& server, std::string name, const OutputMode& mode);
+  ~Output();
+  Output(const Output&) = delete;
+  Output& operator=(const Output&) = delete;
+
+  void set_backend(std::unique_ptr<OutputBackend> backend);
+  OutputBackend* backend() const { return backend_.get(); }
+
+  const std::string& name() const { return name_; }
+  std::string description() const;
+  const OutputMode& mode() const { return mode_; }
+  Transform transform() const { return transform_; }
+  int32_t scale() const { return scale_; }
+  void set_transform(Transform t);
+  void set_scale(int32_t s);
+  void set_position(int32_t x, int32_t y);
+  // Area in layout (logical) coordinates.
+  Rect layout_box() const;
+  // Framebuffer size (mode size).
+  int32_t fb_width() const { return mode_.width; }
+  int32_t fb_height() const { return mode_.height; }
+
+  // Marks a layout-coordinate region as needing a redraw and schedules a repaint.
+  void add_damage(const Region& layout_region);
+  void damage_whole();
+  // Schedules a frame (no-op flip if nothing is damaged) so callbacks get paced.
+  void schedule_frame();
+
+  // Called by the backend when a vblank happened; 'new_content' tells whether the frame
+  // submitted last is now on screen. timestamp: CLOCK_MONOTONIC ns; seq: vblank counter.
+  void presented(int64_t timestamp_ns, uint64_t seq, bool new_content);
+
+  int64_t last_present_ns() const { return last_present_ns_; }
+  uint64_t last_seq() const { return last_seq_; }
+  const OutputStats& stats() const { return stats_; }
+  OutputStats& stats() { return stats_; }
+
+  wl_global* global() const { return global_; }
+  // wl_output resources bound by 'client'.
+  std::vector<wl_resource*> resources_for(wl_client* client) const;
+  std::vector<wl_resource*>& resources() { return resources_; }
+  void send_state(wl_resource* resource);
+
+  wl_signal on_present;  // data: Output*; after feedback/callbacks went out
+  wl_signal on_frame;    // data: Output*; after a frame was composed (screencopy hooks here)
+
+ private:
+  static void bind(wl_client* client, void* data, uint32_t version, uint32_t id);
+  void repaint();
+  void arm_repaint();
+  // Frame callbacks of surfaces on no output are paced by the first output.
+  bool owns_callbacks_of(const Surface& s) const;
+
+  Server& server_;
+  std::string name_;
+  OutputMode mode_;
+  Transform transform_ = Transform::normal;
+  int32_t scale_ = 1;
+  int32_t x_ = 0, y_ = 0;
+  std::unique_ptr<OutputBackend> backend_;
+  wl_global* global_ = nullptr;
+  std::vector<wl_resource*> resources_;
+  Region damage_;              // layout coordinates, not yet drawn
+  std::vector<Region> history_;  // damage of previous frames, for buffer age
+  bool repaint_armed_ = false;
+  bool frame_in_flight_ = false;  // submitted, waiting for presented()
+  bool frame_wanted_ = false;     // callbacks/feedback waiting for a vblank
+  wl_event_source* idle_ = nullptr;
+  int64_t last_present_ns_ = 0;
+  uint64_t last_seq_ = 0;
+  OutputStats stats_;
+  // Callbacks and feedback of the frame in flight, sent at its presentation.
+  ResourceList in_flight_callbacks_;
+  ResourceList in_flight_feedbacks_;
+  bool in_flight_has_content_ = false;
+};
+
+}  // namespace ferry

@@ -1,0 +1,92 @@
+#pragma once
+// The scene: views (toplevels and popups) stacked bottom to top in the layout, each the
+// root of a surface tree (subsurfaces). Produces the draw list for an output and answers
+// "which surface is under this point". Main thread only; owned by the Server.
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "util/listener.hpp"
+#include "util/region.hpp"
+
+namespace ferry {
+
+class Server;
+class Surface;
+class Scene;
+
+class View {
+ public:
+  View(Scene& scene, Surface& root);
+  virtual ~View();
+  View(const View&) = delete;
+  View& operator=(const View&) = delete;
+
+  Surface& surface() const { return root_; }
+  // Position of the root surface's origin in layout coordinates (popups: relative to the
+  // parent view's root surface origin).
+  int32_t x() const;
+  int32_t y() const;
+  void set_position(int32_t x, int32_t y);
+  View* parent() const { return parent_; }
+  void set_parent(View* parent) { parent_ = parent; }
+  bool mapped() const { return mapped_; }
+  void map();
+  void unmap();
+  // Damages everything this view's surface tree covers.
+  void damage_whole();
+  virtual const char* kind() const { return "view"; }
+  // Keyboard focus changed (xdg_toplevel reflects it in its 'activated' state).
+  virtual void set_activated(bool) {}
+  // Whether this view may take keyboard focus (popups do not).
+  virtual bool wants_focus() const { return parent_ == nullptr; }
+
+ private:
+  Scene& scene_;
+  Surface& root_;
+  View* parent_ = nullptr;
+  int32_t x_ = 0, y_ = 0;
+  bool mapped_ = false;
+};
+
+struct SceneItem {
+  Surface* surface;
+  Rect box;  // layout coordinates of the surface's full area
+};
+
+class Scene {
+ public:
+  explicit Scene(Server& server);
+  Server& server() const { return server_; }
+
+  void add(View* v);
+  void remove(View* v);
+  void raise(View* v);
+  const std::vector<View*>& views() const { return views_; }
+  View* top_view() const;
+
+  // All mapped surfaces with content, bottom to top, with layout boxes.
+  std::vector<SceneItem> collect() const;
+  // Topmost surface whose input region contains the layout point; surface-local coords out.
+  Surface* surface_at(double x, double y, double* sx, double* sy) const;
+  // Layout position of any surface in a mapped view's tree; false if not in the scene.
+  bool surface_origin(const Surface& s, int32_t* x, int32_t* y) const;
+  // The view whose tree holds s (null if none).
+  View* view_of(const Surface& s) const;
+  // A surface committed: damage its changed area on the outputs it covers.
+  void surface_committed(Surface& s, const Rect& old_box, bool old_mapped);
+  // Damages a layout region on all outputs.
+  void damage(const Region& layout_region);
+
+  wl_signal on_view_mapped;    // data: View*
+  wl_signal on_view_unmapped;  // data: View*; also emitted when a mapped view is destroyed
+
+ private:
+  void collect_tree(Surface& s, int32_t x, int32_t y, std::vector<SceneItem>& out) const;
+
+  Server& server_;
+  std::vector<View*> views_;  // bottom to top
+};
+
+}  // namespace ferry

@@ -1,0 +1,292 @@
+#include "core/surface.hpp"
+
+#include <wayland-server-protocol.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/output.hpp"
+#include "core/scene.hpp"
+#include "core/server.hpp"
+#include "protocol/presentation_time.hpp"
+#include "render/renderer.hpp"
+#include "util/log.hpp"
+
+namespace ferry {
+
+extern const struct wl_surface_interface kSurfaceImpl;  // protocol/wl_compositor.cpp
+
+Surface::Surface(Server& server, wl_client* client, uint32_t version, uint32_t id)
+    : server_(server), id_(server.next_object_id()) {
+  wl_signal_init(&on_destroy);
+  wl_signal_init(&on_commit);
+  resource_ = wl_resource_create(client, &wl_surface_interface, int(version), id);
+  if (!resource_) {
+    wl_client_post_no_memory(client);
+    return;
+  }
+  wl_resource_set_implementation(resource_, &kSurfaceImpl, this, &Surface::handle_resource_destroy);
+  server_.surfaces().push_back(this);
+}
+
+Surface::~Surface() {
+  auto& all = server_.surfaces();
+  all.erase(std::remove(all.begin(), all.end(), this), all.end());
+  // Callbacks die with the surface; feedback is discarded (presentation-time spec).
+  for (wl_resource* r : pending_.frame_callbacks.take()) wl_resource_destroy(r);
+  for (wl_resource* r : frame_callbacks_.take()) wl_resource_destroy(r);
+  if (cached_) for (wl_resource* r : cached_->frame_callbacks.take()) wl_resource_destroy(r);
+  auto discard = [](ResourceList& l) {
+    for (wl_resource* r : l.take()) presentation_feedback_discard(r);
+  };
+  discard(pending_.feedbacks);
+  discard(feedbacks_);
+  if (cached_) discard(cached_->feedbacks);
+}
+
+Surface* Surface::from_resource(wl_resource* resource) {
+  if (!resource || !wl_resource_instance_of(resource, &wl_surface_interface, &kSurfaceImpl))
+    return nullptr;
+  return static_cast<Surface*>(wl_resource_get_user_data(resource));
+}
+
+void Surface::handle_resource_destroy(wl_resource* resource) {
+  auto* self = static_cast<Surface*>(wl_resource_get_user_data(resource));
+  if (!self) return;
+  wl_signal_emit_mutable(&self->on_destroy, self);
+  // Children lose their parent (they become invisible until re-parented).
+  for (auto* list : {&self->below_, &self->above_})
+    for (Subsurface* sub : std::vector<Subsurface*>(*list)) sub->detach_from_parent();
+  if (View* v = self->server_.scene().view_of(*self); v && &v->surface() == self && v->mapped())
+    v->unmap();
+  delete self;
+}
+
+void Surface::attach(wl_resource* buffer, int32_t dx, int32_t dy) {
+  pending_.committed |= SurfaceState::kBuffer;
+  pending_.buffer_resource = buffer;
+  pending_.dx = dx;
+  pending_.dy = dy;
+  if (buffer)
+    pending_buffer_destroy_.connect_resource_destroy(buffer, [this](void*) {
+      pending_.buffer_resource = nullptr;
+      pending_buffer_destroy_.disconnect();
+    });
+  else
+    pending_buffer_destroy_.disconnect();
+}
+
+bool Surface::set_role(const char* role_type, wl_resource* error_resource, uint32_t error_code) {
+  if (role_type_ && std::string_view(role_type_) != role_type) {
+    wl_resource_post_error(error_resource, error_code, "wl_surface@%u already has role %s",
+                           wl_resource_get_id(resource_), role_type_);
+    return false;
+  }
+  role_type_ = role_type;
+  return true;
+}
+
+Subsurface* Surface::as_subsurface() const {
+  if (role_type_ && std::string_view(role_type_) == "wl_subsurface")
+    return static_cast<Subsurface*>(role_);
+  return nullptr;
+}
+
+void Surface::commit() {
+  if (role_ && !role_->pre_commit(*this)) return;
+  Subsurface* sub = as_subsurface();
+  if (sub && sub->synchronized()) {
+    // Cache until the parent commits; a later commit merges into the cache.
+    if (!cached_) {
+      cached_.emplace();
+      cached_->input = pending_.input;
+      cached_->scale = current_.scale;
+      cached_->transform = current_.transform;
+      cached_->viewport = current_.viewport;
+    }
+    SurfaceState& c = *cached_;
+    SurfaceState& p = pending_;
+    if (p.committed & SurfaceState::kBuffer) {
+      c.buffer_resource = p.buffer_resource;
+      c.dx += p.dx;
+      c.dy += p.dy;
+    }
+    c.surface_damage.add(p.surface_damage);
+    c.buffer_damage.add(p.buffer_damage);
+    if (p.committed & SurfaceState::kOpaque) c.opaque = p.opaque;
+    if (p.committed & SurfaceState::kInput) c.input = p.input;
+    if (p.committed & SurfaceState::kScale) c.scale = p.scale;
+    if (p.committed & SurfaceState::kTransform) c.transform = p.transform;
+    if (p.committed & SurfaceState::kViewport) c.viewport = p.viewport;
+    c.frame_callbacks.append(p.frame_callbacks);
+    c.feedbacks.append(p.feedbacks);
+    c.committed |= p.committed;
+    p.committed = 0;
+    p.buffer_resource = nullptr;
+    p.dx = p.dy = 0;
+    p.surface_damage.clear();
+    p.buffer_damage.clear();
+    pending_buffer_destroy_.disconnect();
+    return;
+  }
+  apply_state(pending_);
+}
+
+void Surface::apply_cached_state() {
+  if (!cached_) return;
+  SurfaceState s = std::move(*cached_);
+  cached_.reset();
+  apply_state(s);
+}
+
+void Surface::apply_state(SurfaceState& p) {
+  Scene& scene = server_.scene();
+  int32_t ox = 0, oy = 0;
+  bool was_visible = scene.surface_origin(*this, &ox, &oy) && has_content();
+  Rect old_box{ox, oy, width_, height_};
+
+  bool buffer_changed = false;
+  if (p.committed & SurfaceState::kBuffer) {
+    Buffer* b = Buffer::from_resource(p.buffer_resource);
+    if (p.buffer_resource && !b)
+      log_warn("wl_surface@%u: unsupported buffer type", wl_resource_get_id(resource_));
+    buffer_ = BufferRef(b);
+    pending_dx_ += p.dx;
+    pending_dy_ += p.dy;
+    buffer_changed = true;
+  }
+  if (p.committed & SurfaceState::kOpaque) current_.opaque = p.opaque;
+  if (p.committed & SurfaceState::kInput) current_.input = p.input;
+  if (p.committed & SurfaceState::kScale) current_.scale = p.scale;
+  if (p.committed & SurfaceState::kTransform) current_.transform = p.transform;
+  if (p.committed & SurfaceState::kViewport) current_.viewport = p.viewport;
+  update_size();
+
+  // Damage: surface-local damage plus buffer damage mapped into surface coordinates.
+  damage_.add(p.surface_damage);
+  if (!p.buffer_damage.empty() && buffer_) {
+    int32_t bw = buffer_->width(), bh = buffer_->height();
+    Region bd = p.buffer_damage;
+    bd.intersect(Rect{0, 0, bw, bh});
+    Region sd = bd.transformed(current_.transform, bw, bh);
+    // Whole-surface damage when scaled/cropped: the mapping is not integral in general.
+    if (current_.viewport.has_src || current_.viewport.has_dst || current_.scale != 1) {
+      if (!sd.empty()) damage_.add(Rect{0, 0, width_, height_});
+    } else {
+      damage_.add(sd);
+    }
+  }
+  damage_.intersect(Rect{0, 0, width_, height_});
+
+  // Upload shm contents now so the client gets its buffer back at once.
+  if (buffer_ && buffer_->kind() == BufferKind::shm && buffer_changed) {
+    auto* shm = static_cast<ShmBuffer*>(buffer_.get());
+    Region upload = p.buffer_damage;
+    // Surface damage maps back to buffer space; upload everything in that case (cheap
+    // relative to a wrong frame, and rare for well-behaved clients).
+    if (!p.surface_damage.empty() || !texture_) upload = Region(Rect{0, 0, shm->width(), shm->height()});
+    std::string error;
+    if (!server_.renderer().upload(texture_, *shm, upload, &error))
+      log_warn("wl_surface@%u: upload failed: %s", wl_resource_get_id(resource_), error.c_str());
+    buffer_.reset();  // sends wl_buffer.release; the texture holds the contents
+    buffer_ = BufferRef();
+    has_texture_content_ = texture_ != nullptr;
+  } else if (buffer_changed && !buffer_) {
+    texture_.reset();
+    has_texture_content_ = false;
+  }
+
+  frame_callbacks_.append(p.frame_callbacks);
+  feedbacks_.append(p.feedbacks);
+  p.committed = 0;
+  p.buffer_resource = nullptr;
+  p.dx = p.dy = 0;
+  p.surface_damage.clear();
+  p.buffer_damage.clear();
+  pending_buffer_destroy_.disconnect();
+
+  // Synchronized children apply their cached state with the parent (wl_subsurface).
+  for (auto* list : {&below_, &above_})
+    for (Subsurface* sub : std::vector<Subsurface*>(*list)) sub->parent_committed();
+
+  if (role_) role_->post_commit(*this);
+  wl_signal_emit_mutable(&on_commit, this);
+  scene.surface_committed(*this, old_box, was_visible);
+  // Someone is waiting for a frame: make sure a vblank comes even without damage.
+  if (!frame_callbacks_.empty() || !feedbacks_.empty()) {
+    Output* o = primary_output_;
+    if (!o && !server_.outputs().empty()) o = server_.outputs().front().get();
+    if (o) o->schedule_frame();
+  }
+}
+
+void Surface::update_size() {
+  int32_t bw = 0, bh = 0;
+  if (has_texture_content_ && texture_) {
+    bw = texture_->width();
+    bh = texture_->height();
+  } else if (buffer_) {
+    bw = buffer_->width();
+    bh = buffer_->height();
+  }
+  if (bw == 0 || bh == 0) {
+    width_ = height_ = 0;
+    return;
+  }
+  if (transform_swaps_axes(current_.transform)) std::swap(bw, bh);
+  int32_t s = std::max(1, current_.scale);
+  width_ = bw / s;
+  height_ = bh / s;
+  const ViewportState& vp = current_.viewport;
+  if (vp.has_dst) {
+    width_ = vp.dst_w;
+    height_ = vp.dst_h;
+  } else if (vp.has_src) {
+    width_ = int32_t(vp.src_w);
+    height_ = int32_t(vp.src_h);
+  }
+}
+
+void Surface::buffer_size(int32_t* w, int32_t* h) const {
+  *w = texture_ ? texture_->width() : (buffer_ ? buffer_->width() : 0);
+  *h = texture_ ? texture_->height() : (buffer_ ? buffer_->height() : 0);
+}
+
+void Surface::source_box(double* x, double* y, double* w, double* h) const {
+  int32_t bw = texture_ ? texture_->width() : 0, bh = texture_ ? texture_->height() : 0;
+  const ViewportState& vp = current_.viewport;
+  if (vp.has_src) {
+    // Viewport source is in surface coordinates before scaling; convert to buffer pixels
+    // in the transformed orientation (the renderer applies the buffer transform).
+    int32_t s = std::max(1, current_.scale);
+    *x = vp.src_x * s;
+    *y = vp.src_y * s;
+    *w = vp.src_w * s;
+    *h = vp.src_h * s;
+  } else {
+    bool swap = transform_swaps_axes(current_.transform);
+    *x = 0;
+    *y = 0;
+    *w = swap ? bh : bw;
+    *h = swap ? bw : bh;
+  }
+}
+
+void Surface::update_outputs(const std::vector<Output*>& outputs) {
+  for (Output* o : entered_) {
+    if (std::find(outputs.begin(), outputs.end(), o) != outputs.end()) continue;
+    for (wl_resource* r : o->resources_for(client())) wl_surface_send_leave(resource_, r);
+  }
+  for (Output* o : outputs) {
+    if (std::find(entered_.begin(), entered_.end(), o) != entered_.end()) continue;
+    for (wl_resource* r : o->resources_for(client())) wl_surface_send_enter(resource_, r);
+  }
+  entered_ = outputs;
+}
+
+void Surface::forget_output(Output* o) {
+  entered_.erase(std::remove(entered_.begin(), entered_.end(), o), entered_.end());
+  if (primary_output_ == o) primary_output_ = nullptr;
+}
+
+}  // namespace ferry

@@ -1,0 +1,212 @@
+#pragma once
+// wl_surface state: double-buffered pending/current state, roles, subsurface tree,
+// frame callbacks and presentation feedback. The protocol glue lives in
+// protocol/wl_compositor.cpp; this is the model the scene and renderer read.
+//
+// Main thread only. A Surface is owned by its wl_resource (deleted in its destroy
+// callback). Roles and views hold raw pointers and listen to 'on_destroy'.
+
+#include <wayland-server-core.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/buffer.hpp"
+#include "util/listener.hpp"
+#include "util/region.hpp"
+#include "util/resource_list.hpp"
+
+namespace ferry {
+
+class Server;
+class Surface;
+class Subsurface;
+class SurfaceTexture;
+class Output;
+
+// What a surface is for (xdg_toplevel, subsurface, cursor, ...). A surface gets at most one
+// role type for its lifetime; the role object itself may come and go.
+class SurfaceRole {
+ public:
+  virtual ~SurfaceRole() = default;
+  virtual const char* name() const = 0;
+  // Called before the pending state is applied; return false after posting a protocol
+  // error to reject the commit.
+  virtual bool pre_commit(Surface&) { return true; }
+  // Called after the pending state became current.
+  virtual void post_commit(Surface&) {}
+};
+
+struct ViewportState {
+  bool has_src = false;
+  double src_x = 0, src_y = 0, src_w = 0, src_h = 0;  // buffer coords after scale/transform
+  bool has_dst = false;
+  int32_t dst_w = 0, dst_h = 0;
+  bool operator==(const ViewportState&) const = default;
+};
+
+// Double-buffered state (wl_surface.commit applies pending to current).
+struct SurfaceState {
+  enum Field : uint32_t {
+    kBuffer = 1 << 0, kDamage = 1 << 1, kOpaque = 1 << 2, kInput = 1 << 3,
+    kScale = 1 << 4, kTransform = 1 << 5, kViewport = 1 << 6, kOffset = 1 << 7,
+  };
+  uint32_t committed = 0;  // which fields the client set since the last commit
+
+  // Buffer attached (resource; null = detach). Converted to a Buffer at commit.
+  wl_resource* buffer_resource = nullptr;
+  int32_t dx = 0, dy = 0;  // attach offset
+  Region surface_damage;   // surface-local coordinates
+  Region buffer_damage;    // buffer coordinates
+  Region opaque;
+  Region input{Rect{INT32_MIN / 2, INT32_MIN / 2, INT32_MAX, INT32_MAX}};
+  int32_t scale = 1;
+  Transform transform = Transform::normal;
+  ViewportState viewport;
+  ResourceList frame_callbacks;
+  ResourceList feedbacks;  // wp_presentation_feedback
+};
+
+class Surface {
+ public:
+  Surface(Server& server, wl_client* client, uint32_t version, uint32_t id);
+  ~Surface();
+  Surface(const Surface&) = delete;
+  Surface& operator=(const Surface&) = delete;
+
+  static Surface* from_resource(wl_resource* resource);
+  wl_resource* resource() const { return resource_; }
+  wl_client* client() const { return wl_resource_get_client(resource_); }
+  Server& server() const { return server_; }
+  uint64_t id() const { return id_; }
+
+  // Pending state, written by protocol requests.
+  SurfaceState& pending() { return pending_; }
+  // Applies pending state (or caches it for a synchronized subsurface).
+  void commit();
+
+  // Current state.
+  Buffer* buffer() const { return buffer_.get(); }
+  SurfaceTexture* texture() const { return texture_.get(); }
+  int32_t scale() const { return current_.scale; }
+  Transform buffer_transform() const { return current_.transform; }
+  const ViewportState& viewport() const { return current_.viewport; }
+  const Region& opaque_region() const { return current_.opaque; }
+  const Region& input_region() const { return current_.input; }
+  // Size in surface-local coordinates (after scale, transform and viewport); 0x0 if no buffer.
+  int32_t width() const { return width_; }
+  int32_t height() const { return height_; }
+  bool has_content() const { return width_ > 0 && height_ > 0 && has_texture_content_; }
+  // Source rectangle in buffer pixels (after the viewport crop), as floats.
+  void source_box(double* x, double* y, double* w, double* h) const;
+  // Damage of the last commit in surface-local coordinates; consumed by the scene.
+  const Region& damage() const { return damage_; }
+  void clear_damage() { damage_.clear(); }
+  // Offset accumulated from attach dx/dy (used by roles to move the window).
+  int32_t take_dx() { return std::exchange(pending_dx_, 0); }
+  int32_t take_dy() { return std::exchange(pending_dy_, 0); }
+
+  // Role handling. set_role posts 'error_code' on 'error_resource' and returns false if the
+  // surface already has a different role type.
+  bool set_role(const char* role_type, wl_resource* error_resource, uint32_t error_code);
+  const char* role_type() const { return role_type_; }
+  SurfaceRole* role() const { return role_; }
+  void set_role_object(SurfaceRole* role) { role_ = role; }
+
+  // Subsurface tree, bottom to top; the parent itself sits at 'self_index'.
+  std::vector<Subsurface*>& children_below() { return below_; }
+  std::vector<Subsurface*>& children_above() { return above_; }
+  Subsurface* as_subsurface() const;
+
+  // Frame callbacks and feedback of committed state, waiting for a presentation.
+  ResourceList& frame_callbacks() { return frame_callbacks_; }
+  ResourceList& feedbacks() { return feedbacks_; }
+  // The output this surface is mostly on (set by the scene); may be null.
+  Output* primary_output() const { return primary_output_; }
+  void set_primary_output(Output* o) { primary_output_ = o; }
+  // Which outputs the surface overlaps, for wl_surface.enter/leave.
+  void update_outputs(const std::vector<Output*>& outputs);
+  void forget_output(Output* o);
+  // Buffer size in pixels of the current contents (0x0 if none).
+  void buffer_size(int32_t* w, int32_t* h) const;
+  wl_resource* viewport_resource() const { return viewport_resource_; }
+  void set_viewport_resource(wl_resource* r) { viewport_resource_ = r; }
+  // Called by wl_surface.attach: remembers the buffer and forgets it if it is destroyed
+  // before the commit.
+  void attach(wl_resource* buffer, int32_t dx, int32_t dy);
+
+  wl_signal on_destroy;  // data: Surface*
+  wl_signal on_commit;   // data: Surface*; after state is applied
+
+  // Applies a cached state (synchronized subsurfaces call this on parent commit).
+  void apply_state(SurfaceState& state);
+  bool has_cached_state() const { return cached_.has_value(); }
+  void apply_cached_state();
+
+ private:
+  static void handle_resource_destroy(wl_resource* resource);
+  void update_size();
+
+  Server& server_;
+  wl_resource* resource_;
+  uint64_t id_;
+  SurfaceState pending_;
+  SurfaceState current_;
+  std::optional<SurfaceState> cached_;
+  Listener pending_buffer_destroy_;
+  BufferRef buffer_;
+  std::unique_ptr<SurfaceTexture> texture_;
+  Region damage_;
+  bool has_texture_content_ = false;
+  int32_t width_ = 0, height_ = 0;
+  int32_t pending_dx_ = 0, pending_dy_ = 0;
+  const char* role_type_ = nullptr;
+  SurfaceRole* role_ = nullptr;
+  std::vector<Subsurface*> below_, above_;
+  ResourceList frame_callbacks_;
+  ResourceList feedbacks_;
+  Output* primary_output_ = nullptr;
+  wl_resource* viewport_resource_ = nullptr;
+  std::vector<Output*> entered_;
+};
+
+// wl_subsurface role object.
+class Subsurface final : public SurfaceRole {
+ public:
+  Subsurface(Surface& surface, Surface& parent, wl_resource* resource);
+  ~Subsurface() override;
+  const char* name() const override { return "wl_subsurface"; }
+  static Subsurface* from_resource(wl_resource* resource);
+
+  Surface& surface() const { return surface_; }
+  Surface* parent() const { return parent_; }
+  int32_t x() const { return x_; }
+  int32_t y() const { return y_; }
+  // Effective synchronization: sync if set, or if any ancestor subsurface is synchronized.
+  bool synchronized() const;
+
+  // Protocol requests.
+  void set_position(int32_t x, int32_t y) { pending_x_ = x; pending_y_ = y; has_pending_pos_ = true; }
+  bool place(Surface& sibling, bool above);  // false if sibling is not a sibling/parent
+  void set_sync(bool sync) { sync_ = sync; }
+
+  // Parent committed: apply position and, if synchronized, the cached state.
+  void parent_committed();
+  wl_resource* resource() const { return resource_; }
+  void detach_from_parent();
+
+ private:
+  Surface& surface_;
+  Surface* parent_;
+  wl_resource* resource_;
+  int32_t x_ = 0, y_ = 0, pending_x_ = 0, pending_y_ = 0;
+  bool has_pending_pos_ = false;
+  bool sync_ = true;
+  Listener parent_destroy_;
+};
+
+}  // namespace ferry

@@ -1,0 +1,42 @@
+#include "input/fake_input.hpp"
+
+#include "core/seat.hpp"
+#include "util/clock.hpp"
+
+namespace ferry {
+
+uint32_t FakeInput::now_ms() { return ns_to_ms(now_ns()); }
+
+void FakeInput::move_to(double x, double y) {
+  x_ = x;
+  y_ = y;
+  sink_.pointer_motion_absolute(now_ms(), x, y);
+}
+
+void FakeInput::move_by(double dx, double dy) {
+  x_ += dx;
+  y_ += dy;
+  sink_.pointer_motion_relative(now_ms(), dx, dy);
+}
+
+void FakeInput::press(uint32_t button) { sink_.pointer_button(now_ms(), button, true); }
+void FakeInput::release(uint32_t button) { sink_.pointer_button(now_ms(), button, false); }
+
+void FakeInput::click(uint32_t button) {
+  press(button);
+  release(button);
+}
+
+void FakeInput::scroll(double value, bool horizontal) {
+  sink_.pointer_axis(now_ms(), horizontal, value);
+}
+
+void FakeInput::key_down(uint32_t key) { sink_.keyboard_key(now_ms(), key, true); }
+void FakeInput::key_up(uint32_t key) { sink_.keyboard_key(now_ms(), key, false); }
+
+void FakeInput::key(uint32_t key) {
+  key_down(key);
+  key_up(key);
+}
+
+}  // namespace ferry

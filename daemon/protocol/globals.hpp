@@ -1,0 +1,19 @@
+#pragma once
+// Creation of every Wayland global ferry offers. One file pair per protocol lives in this
+// folder, named after its XML; each exposes one create function. Main thread only.
+
+namespace ferry {
+
+class Server;
+
+void create_compositor_global(Server& server);       // wl_compositor (wl_compositor.cpp)
+void create_subcompositor_global(Server& server);    // wl_subcompositor
+void create_shm_global(Server& server);              // wl_shm (libwayland) + formats
+void create_xdg_shell_global(Server& server);        // xdg_wm_base (xdg_shell.cpp)
+void create_presentation_global(Server& server);     // wp_presentation
+void create_viewporter_global(Server& server);       // wp_viewporter
+void create_seat_global(Server& server);             // wl_seat (wl_seat.cpp)
+void create_data_device_global(Server& server);      // wl_data_device_manager
+void create_screencopy_global(Server& server);       // zwlr_screencopy_manager_v1
+
+}  // namespace ferry

@@ -1,0 +1,323 @@
+#pragma once
+// xdg_wm_base (stable xdg-shell, version 5): positioners, xdg_surface with its configure /
+// ack_configure sequence, toplevels (View in the scene, states, size hints, parent) and
+// popups (placed by the positioner against the output, nested, dismissed with their parent).
+//
+// Main thread only. Ownership follows style.md: every object here is owned by its
+// wl_resource and deleted in that resource's destroy callback. Links between objects are
+// raw pointers that the side going away clears (client teardown destroys resources in any
+// order, so each link is cleared from both ends). Once its xdg_surface or wl_surface is
+// gone a toplevel/popup stays alive but inert: requests on it do nothing.
+
+#include <wayland-server-core.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/scene.hpp"
+#include "core/surface.hpp"
+#include "protocol/xdg_positioner.hpp"
+#include "util/listener.hpp"
+#include "util/region.hpp"
+
+namespace ferry {
+
+class Output;
+class Server;
+class XdgPopup;
+class XdgShell;
+class XdgSurface;
+class XdgToplevel;
+
+// One bound xdg_wm_base. Tracks its xdg_surfaces (defunct_surfaces check) and pings.
+class XdgWmBase {
+ public:
+  XdgWmBase(XdgShell& shell, wl_resource* resource);
+  ~XdgWmBase();
+  XdgWmBase(const XdgWmBase&) = delete;
+  XdgWmBase& operator=(const XdgWmBase&) = delete;
+  static XdgWmBase* from_resource(wl_resource* resource);
+
+  XdgShell& shell() const { return shell_; }
+  wl_resource* resource() const { return resource_; }
+  std::vector<XdgSurface*>& surfaces() { return surfaces_; }
+
+  // Sends xdg_wm_base.ping unless one is outstanding; pong() with its serial answers it.
+  void ping();
+  void pong(uint32_t serial);
+  bool awaiting_pong() const { return ping_serial_ != 0; }
+
+ private:
+  static int ping_timer(void* data);
+
+  XdgShell& shell_;
+  wl_resource* resource_;
+  std::vector<XdgSurface*> surfaces_;
+  uint32_t ping_serial_ = 0;
+  wl_event_source* timer_ = nullptr;
+};
+
+// The xdg_wm_base global; kept alive by the Server.
+class XdgShell {
+ public:
+  explicit XdgShell(Server& server);
+  Server& server() const { return server_; }
+  // Next cascade slot for a new toplevel's window geometry, in layout coordinates.
+  void next_cascade_position(int32_t* x, int32_t* y);
+  // Output for placement: the one holding the layout point, else the first one; may be null.
+  Output* output_at(int32_t x, int32_t y) const;
+  // True if 'o' is still one of the server's outputs.
+  bool output_alive(const Output* o) const;
+
+ private:
+  Server& server_;
+  uint32_t cascade_index_ = 0;
+};
+
+// xdg_positioner: a bag of rules, copied when used.
+class XdgPositioner {
+ public:
+  explicit XdgPositioner(wl_resource* resource) : resource_(resource) {}
+  static XdgPositioner* from_resource(wl_resource* resource);
+  XdgPositionerRules rules;
+
+ private:
+  wl_resource* resource_;
+};
+
+// One configure the compositor sent and the client has not acked yet.
+struct XdgConfigure {
+  uint32_t serial = 0;
+  uint64_t generation = 0;  // XdgSurface generation it was sent in (reset on unmap)
+  // Toplevel
+  int32_t width = 0, height = 0;
+  bool maximized = false, fullscreen = false, activated = false, resizing = false;
+  Output* output = nullptr;  // output of a maximized/fullscreen configure
+  // Popup: window geometry relative to the parent's window geometry.
+  Rect popup_box;
+};
+
+// xdg_surface and the SurfaceRole of its wl_surface.
+class XdgSurface final : public SurfaceRole {
+ public:
+  enum class Kind { none, toplevel, popup };
+
+  XdgSurface(XdgWmBase& wm, Surface& surface, wl_resource* resource);
+  ~XdgSurface() override;
+  static XdgSurface* from_resource(wl_resource* resource);
+
+  const char* name() const override;
+  bool pre_commit(Surface& s) override;
+  void post_commit(Surface& s) override;
+
+  wl_resource* resource() const { return resource_; }
+  // Null once the wl_surface is destroyed.
+  Surface* surface() const { return surface_; }
+  // Null once the xdg_wm_base is gone (client teardown).
+  XdgWmBase* wm_base() const { return wm_; }
+  void forget_wm_base() { wm_ = nullptr; }
+  Kind kind() const { return kind_; }
+  XdgToplevel* toplevel() const { return toplevel_; }
+  XdgPopup* popup() const { return popup_; }
+  // The role's view (null without a role or after the wl_surface died).
+  View* view() const;
+  bool mapped() const;
+  // Effective window geometry in surface-local coordinates.
+  const Rect& geometry() const { return geometry_; }
+
+  // Role objects attach/detach themselves.
+  void set_toplevel(XdgToplevel* t);
+  void set_popup(XdgPopup* p);
+  void role_destroyed();
+
+  // Popups whose parent is this surface, oldest first.
+  std::vector<XdgPopup*>& popups() { return popups_; }
+  // Dismisses the child popups (topmost first): popup_done, unmapped.
+  void dismiss_popups();
+
+  // Requests.
+  void set_window_geometry(int32_t x, int32_t y, int32_t w, int32_t h);
+  void ack_configure(uint32_t serial);
+  // Queues a configure sequence, sent from an idle callback so changes coalesce.
+  void schedule_configure();
+  // Back to the state right after the role was assigned (after an unmap).
+  void reset();
+  bool configured() const { return configured_; }
+  bool initial_committed() const { return initial_committed_; }
+
+ private:
+  static void send_configure_idle(void* data);
+  void send_configure();
+  void surface_destroyed();
+  void update_geometry();
+
+  XdgWmBase* wm_;
+  Surface* surface_;
+  wl_resource* resource_;
+  Kind kind_ = Kind::none;
+  XdgToplevel* toplevel_ = nullptr;
+  XdgPopup* popup_ = nullptr;
+  std::vector<XdgPopup*> popups_;
+  Listener surface_destroy_;
+
+  bool has_pending_geometry_ = false;
+  Rect pending_geometry_;
+  bool has_set_geometry_ = false;
+  Rect set_geometry_;
+  Rect geometry_;
+
+  std::vector<XdgConfigure> configures_;  // sent, not acked, oldest first
+  bool has_acked_ = false;                // an ack waits for the next commit
+  XdgConfigure acked_;
+  bool configured_ = false;       // acked a configure since the last reset
+  bool initial_committed_ = false;  // the initial (bufferless) commit happened
+  uint64_t generation_ = 0;
+  wl_event_source* configure_idle_ = nullptr;
+};
+
+// xdg_toplevel.
+class XdgToplevel {
+ public:
+  XdgToplevel(XdgSurface& xdg, wl_resource* resource);
+  ~XdgToplevel();
+  XdgToplevel(const XdgToplevel&) = delete;
+  XdgToplevel& operator=(const XdgToplevel&) = delete;
+  static XdgToplevel* from_resource(wl_resource* resource);
+  // The toplevel behind a scene view, or null if 'v' is not a toplevel's view.
+  static XdgToplevel* from_view(View* v);
+
+  wl_resource* resource() const { return resource_; }
+  wl_client* client() const { return wl_resource_get_client(resource_); }
+  // Null once the xdg_surface or wl_surface is gone.
+  XdgSurface* xdg_surface() const { return xdg_; }
+  View* view() const { return view_.get(); }
+  bool mapped() const;
+
+  const std::string& title() const { return title_; }
+  const std::string& app_id() const { return app_id_; }
+  XdgToplevel* parent() const { return parent_; }
+  int32_t min_width() const { return min_w_; }
+  int32_t min_height() const { return min_h_; }
+  int32_t max_width() const { return max_w_; }
+  int32_t max_height() const { return max_h_; }
+  bool maximized() const { return current_.maximized; }
+  bool fullscreen() const { return current_.fullscreen; }
+  bool activated() const { return current_.activated; }
+  // Layout position of the window geometry's top-left corner.
+  int32_t window_x() const { return wx_; }
+  int32_t window_y() const { return wy_; }
+
+  // Compositor side: ask the client to close (xdg_toplevel.close).
+  void send_close();
+  // Compositor side: state changes, each answered by a configure.
+  void request_activated(bool activated);
+  void request_maximized(bool maximized);
+  void request_fullscreen(bool fullscreen, Output* output);
+
+  // Emitted when title or app_id changed (data: XdgToplevel*).
+  wl_signal on_metadata;
+  // Emitted when the toplevel unmaps or is destroyed (data: XdgToplevel*); children re-parent.
+  wl_signal on_unmap;
+
+  // Protocol glue (xdg_toplevel.cpp).
+  void set_title(const char* t);
+  void set_app_id(const char* id);
+  void set_parent(XdgToplevel* parent);  // already validated
+  // True if 'other' is this toplevel or one of its ancestors (set_parent loop check).
+  bool descends_from(const XdgToplevel* other) const;
+  void set_min_size(int32_t w, int32_t h) { pending_min_w_ = w; pending_min_h_ = h; }
+  void set_max_size(int32_t w, int32_t h) { pending_max_w_ = w; pending_max_h_ = h; }
+
+  // Called by XdgSurface.
+  void fill_configure(XdgConfigure& c);
+  void send_configure_events(const XdgConfigure& c);
+  bool pre_commit();
+  void apply_configure(const XdgConfigure& c);
+  void post_commit();
+  void unmap();
+  void detach();  // the xdg_surface or wl_surface is going away
+
+ private:
+  void update_view_position();
+  void place_initially();
+  Output* state_output(Output* preferred) const;
+
+  XdgSurface* xdg_;
+  wl_resource* resource_;
+  std::unique_ptr<View> view_;
+  std::string title_, app_id_;
+  XdgToplevel* parent_ = nullptr;
+  Listener parent_unmap_;
+  int32_t pending_min_w_ = 0, pending_min_h_ = 0, pending_max_w_ = 0, pending_max_h_ = 0;
+  int32_t min_w_ = 0, min_h_ = 0, max_w_ = 0, max_h_ = 0;
+  // What the compositor wants; sent in the next configure.
+  XdgConfigure requested_;
+  int32_t requested_w_ = 0, requested_h_ = 0;  // size hint for a normal-state configure
+  XdgConfigure current_;                       // applied (acked and committed)
+  bool sent_capabilities_ = false;
+  bool placed_ = false;
+  int32_t wx_ = 0, wy_ = 0;
+  // Normal-state geometry saved while maximized/fullscreen.
+  int32_t saved_x_ = 0, saved_y_ = 0, saved_w_ = 0, saved_h_ = 0;
+};
+
+// xdg_popup.
+class XdgPopup {
+ public:
+  XdgPopup(XdgSurface& xdg, XdgSurface* parent, const XdgPositionerRules& rules,
+           wl_resource* resource);
+  ~XdgPopup();
+  XdgPopup(const XdgPopup&) = delete;
+  XdgPopup& operator=(const XdgPopup&) = delete;
+  static XdgPopup* from_resource(wl_resource* resource);
+
+  wl_resource* resource() const { return resource_; }
+  XdgSurface* xdg_surface() const { return xdg_; }
+  // Null when the parent is gone.
+  XdgSurface* parent() const { return parent_; }
+  View* view() const { return view_.get(); }
+  bool mapped() const;
+  bool dismissed() const { return dismissed_; }
+  bool grabbing() const { return grabbing_; }
+  // Current box relative to the parent's window geometry.
+  const Rect& box() const { return current_box_; }
+
+  // Sends popup_done (once) and unmaps; nested popups go first.
+  void dismiss();
+
+  // Protocol glue (xdg_popup.cpp).
+  bool grab();  // false after posting invalid_grab
+  void reposition(const XdgPositionerRules& rules, uint32_t token);
+
+  // Called by XdgSurface.
+  void fill_configure(XdgConfigure& c);
+  void send_configure_events(const XdgConfigure& c);
+  bool pre_commit();
+  void apply_configure(const XdgConfigure& c);
+  void post_commit();
+  void unmap();
+  void detach();         // own xdg_surface or wl_surface going away
+  void parent_gone();    // parent xdg_surface going away
+
+ private:
+  Rect constraint_box() const;
+  void update_view_position();
+
+  XdgSurface* xdg_;
+  XdgSurface* parent_;
+  wl_resource* resource_;
+  std::unique_ptr<View> view_;
+  XdgPositionerRules rules_;
+  bool has_reposition_ = false;
+  uint32_t reposition_token_ = 0;
+  Rect current_box_;
+  bool grabbing_ = false;
+  bool dismissed_ = false;
+};
+
+// Every toplevel of every client, in surface creation order (mapped or not).
+std::vector<XdgToplevel*> xdg_toplevels(Server& server);
+
+}  // namespace ferry

@@ -1,0 +1,398 @@
+// xdg_toplevel: metadata, parent, size hints, maximized/fullscreen/activated states, and
+// its View in the scene (placement: cascade; maximized/fullscreen at the output origin).
+#include <wayland-server-protocol.h>
+
+#include <algorithm>
+
+#include "core/output.hpp"
+#include "core/server.hpp"
+#include "protocol/xdg_shell.hpp"
+#include "util/log.hpp"
+#include "xdg-shell-protocol.h"
+
+namespace ferry {
+
+namespace {
+
+class ToplevelView final : public View {
+ public:
+  ToplevelView(Scene& scene, Surface& root, XdgToplevel& toplevel)
+      : View(scene, root), toplevel_(toplevel) {}
+  const char* kind() const override { return "xdg_toplevel"; }
+  void set_activated(bool activated) override { toplevel_.request_activated(activated); }
+  bool wants_focus() const override { return true; }
+  XdgToplevel& toplevel() const { return toplevel_; }
+
+ private:
+  XdgToplevel& toplevel_;
+};
+
+XdgToplevel* tl(wl_resource* r) { return static_cast<XdgToplevel*>(wl_resource_get_user_data(r)); }
+
+// Requests on a toplevel whose xdg_surface/wl_surface is gone are ignored.
+#define LIVE_OR_RETURN(t) \
+  if (!(t)->xdg_surface()) return
+
+void toplevel_destroy(wl_client*, wl_resource* r) { wl_resource_destroy(r); }
+
+void toplevel_set_parent(wl_client*, wl_resource* r, wl_resource* parent_resource) {
+  XdgToplevel* t = tl(r);
+  LIVE_OR_RETURN(t);
+  XdgToplevel* parent = parent_resource ? XdgToplevel::from_resource(parent_resource) : nullptr;
+  if (parent && parent->descends_from(t)) {
+    wl_resource_post_error(r, XDG_TOPLEVEL_ERROR_INVALID_PARENT,
+                           "set_parent: the parent is this toplevel or one of its descendants");
+    return;
+  }
+  // An unmapped (or inert) parent is the same as no parent.
+  if (parent && !parent->mapped()) parent = nullptr;
+  t->set_parent(parent);
+}
+
+void toplevel_set_title(wl_client*, wl_resource* r, const char* title) {
+  LIVE_OR_RETURN(tl(r));
+  tl(r)->set_title(title);
+}
+
+void toplevel_set_app_id(wl_client*, wl_resource* r, const char* app_id) {
+  LIVE_OR_RETURN(tl(r));
+  tl(r)->set_app_id(app_id);
+}
+
+void toplevel_show_window_menu(wl_client*, wl_resource*, wl_resource*, uint32_t, int32_t,
+                               int32_t) {
+  // No window menu (not advertised in wm_capabilities).
+}
+
+void toplevel_move(wl_client*, wl_resource*, wl_resource*, uint32_t) {
+  // Interactive moves need pointer grabs; accepted and ignored.
+}
+
+void toplevel_resize(wl_client*, wl_resource* r, wl_resource*, uint32_t, uint32_t edges) {
+  switch (edges) {
+    case XDG_TOPLEVEL_RESIZE_EDGE_NONE:
+    case XDG_TOPLEVEL_RESIZE_EDGE_TOP:
+    case XDG_TOPLEVEL_RESIZE_EDGE_BOTTOM:
+    case XDG_TOPLEVEL_RESIZE_EDGE_LEFT:
+    case XDG_TOPLEVEL_RESIZE_EDGE_TOP_LEFT:
+    case XDG_TOPLEVEL_RESIZE_EDGE_BOTTOM_LEFT:
+    case XDG_TOPLEVEL_RESIZE_EDGE_RIGHT:
+    case XDG_TOPLEVEL_RESIZE_EDGE_TOP_RIGHT:
+    case XDG_TOPLEVEL_RESIZE_EDGE_BOTTOM_RIGHT:
+      return;  // valid; interactive resizes are not implemented
+    default:
+      wl_resource_post_error(r, XDG_TOPLEVEL_ERROR_INVALID_RESIZE_EDGE,
+                             "resize: %u is not a resize_edge", edges);
+  }
+}
+
+void toplevel_set_max_size(wl_client*, wl_resource* r, int32_t w, int32_t h) {
+  if (w < 0 || h < 0) {
+    wl_resource_post_error(r, XDG_TOPLEVEL_ERROR_INVALID_SIZE,
+                           "set_max_size: negative size %dx%d", w, h);
+    return;
+  }
+  tl(r)->set_max_size(w, h);
+}
+
+void toplevel_set_min_size(wl_client*, wl_resource* r, int32_t w, int32_t h) {
+  if (w < 0 || h < 0) {
+    wl_resource_post_error(r, XDG_TOPLEVEL_ERROR_INVALID_SIZE,
+                           "set_min_size: negative size %dx%d", w, h);
+    return;
+  }
+  tl(r)->set_min_size(w, h);
+}
+
+void toplevel_set_maximized(wl_client*, wl_resource* r) {
+  LIVE_OR_RETURN(tl(r));
+  tl(r)->request_maximized(true);
+}
+
+void toplevel_unset_maximized(wl_client*, wl_resource* r) {
+  LIVE_OR_RETURN(tl(r));
+  tl(r)->request_maximized(false);
+}
+
+void toplevel_set_fullscreen(wl_client*, wl_resource* r, wl_resource* output_resource) {
+  XdgToplevel* t = tl(r);
+  LIVE_OR_RETURN(t);
+  Output* o = output_resource ? t->xdg_surface()->surface()->server().output_for_resource(
+                                    output_resource)
+                              : nullptr;
+  t->request_fullscreen(true, o);
+}
+
+void toplevel_unset_fullscreen(wl_client*, wl_resource* r) {
+  LIVE_OR_RETURN(tl(r));
+  tl(r)->request_fullscreen(false, nullptr);
+}
+
+void toplevel_set_minimized(wl_client*, wl_resource*) {
+  // Not advertised in wm_capabilities; the spec says such requests are ignored.
+}
+
+const struct xdg_toplevel_interface kToplevelImpl = {
+    toplevel_destroy,         toplevel_set_parent,      toplevel_set_title,
+    toplevel_set_app_id,      toplevel_show_window_menu, toplevel_move,
+    toplevel_resize,          toplevel_set_max_size,    toplevel_set_min_size,
+    toplevel_set_maximized,   toplevel_unset_maximized, toplevel_set_fullscreen,
+    toplevel_unset_fullscreen, toplevel_set_minimized,
+};
+
+void toplevel_resource_destroy(wl_resource* r) { delete tl(r); }
+
+void add_state(wl_array* states, uint32_t state) {
+  auto* p = static_cast<uint32_t*>(wl_array_add(states, sizeof(uint32_t)));
+  if (p) *p = state;
+}
+
+}  // namespace
+
+XdgToplevel::XdgToplevel(XdgSurface& xdg, wl_resource* resource)
+    : xdg_(&xdg), resource_(resource) {
+  wl_signal_init(&on_metadata);
+  wl_signal_init(&on_unmap);
+  wl_resource_set_implementation(resource, &kToplevelImpl, this, toplevel_resource_destroy);
+  Surface& s = *xdg.surface();
+  view_ = std::make_unique<ToplevelView>(s.server().scene(), s, *this);
+  xdg.set_toplevel(this);
+}
+
+XdgToplevel::~XdgToplevel() {
+  XdgSurface* xdg = xdg_;
+  detach();
+  // Children pointing at us re-parent, even if we were not mapped.
+  wl_signal_emit_mutable(&on_unmap, this);
+  if (xdg) xdg->role_destroyed();
+}
+
+XdgToplevel* XdgToplevel::from_resource(wl_resource* resource) {
+  if (!resource || !wl_resource_instance_of(resource, &xdg_toplevel_interface, &kToplevelImpl))
+    return nullptr;
+  return tl(resource);
+}
+
+XdgToplevel* XdgToplevel::from_view(View* v) {
+  auto* tv = dynamic_cast<ToplevelView*>(v);
+  return tv ? &tv->toplevel() : nullptr;
+}
+
+bool XdgToplevel::mapped() const { return view_ && view_->mapped(); }
+
+void XdgToplevel::detach() {
+  if (!xdg_) return;
+  unmap();
+  set_parent(nullptr);
+  view_.reset();
+  xdg_ = nullptr;
+}
+
+void XdgToplevel::send_close() { xdg_toplevel_send_close(resource_); }
+
+void XdgToplevel::request_activated(bool activated) {
+  if (!xdg_ || requested_.activated == activated) return;
+  requested_.activated = activated;
+  xdg_->schedule_configure();
+}
+
+void XdgToplevel::request_maximized(bool maximized) {
+  if (!xdg_) return;
+  if (!maximized && requested_.maximized && !requested_.fullscreen) {
+    requested_w_ = saved_w_;
+    requested_h_ = saved_h_;
+  }
+  requested_.maximized = maximized;
+  // Always answered, even without a change (spec).
+  xdg_->schedule_configure();
+}
+
+void XdgToplevel::request_fullscreen(bool fullscreen, Output* output) {
+  if (!xdg_) return;
+  if (!fullscreen && requested_.fullscreen && !requested_.maximized) {
+    requested_w_ = saved_w_;
+    requested_h_ = saved_h_;
+  }
+  requested_.fullscreen = fullscreen;
+  requested_.output = fullscreen ? output : nullptr;
+  xdg_->schedule_configure();
+}
+
+void XdgToplevel::set_title(const char* t) {
+  title_ = t ? t : "";
+  wl_signal_emit_mutable(&on_metadata, this);
+}
+
+void XdgToplevel::set_app_id(const char* id) {
+  app_id_ = id ? id : "";
+  wl_signal_emit_mutable(&on_metadata, this);
+}
+
+bool XdgToplevel::descends_from(const XdgToplevel* other) const {
+  for (const XdgToplevel* p = this; p; p = p->parent_)
+    if (p == other) return true;
+  return false;
+}
+
+void XdgToplevel::set_parent(XdgToplevel* parent) {
+  parent_unmap_.disconnect();
+  parent_ = parent;
+  if (parent_) {
+    parent_unmap_.connect(&parent_->on_unmap, [this](void*) {
+      // The parent went away: its parent becomes ours (spec).
+      set_parent(parent_ ? parent_->parent_ : nullptr);
+    });
+  }
+}
+
+Output* XdgToplevel::state_output(Output* preferred) const {
+  if (!xdg_ || !xdg_->surface()) return nullptr;
+  XdgShell* shell = xdg_->wm_base() ? &xdg_->wm_base()->shell() : nullptr;
+  Server& server = xdg_->surface()->server();
+  if (shell && shell->output_alive(preferred)) return preferred;
+  if (Output* o = xdg_->surface()->primary_output()) return o;
+  if (shell) return shell->output_at(wx_, wy_);
+  return server.outputs().empty() ? nullptr : server.outputs().front().get();
+}
+
+void XdgToplevel::fill_configure(XdgConfigure& c) {
+  c.maximized = requested_.maximized;
+  c.fullscreen = requested_.fullscreen;
+  c.activated = requested_.activated;
+  c.resizing = requested_.resizing;
+  c.width = requested_w_;
+  c.height = requested_h_;
+  requested_w_ = requested_h_ = 0;  // a size hint is sent once; 0x0 lets the client keep its size
+  if (c.fullscreen || c.maximized) {
+    Output* o = state_output(c.fullscreen ? requested_.output : nullptr);
+    c.output = o;
+    if (o) {
+      Rect box = o->layout_box();
+      c.width = box.width;
+      c.height = box.height;
+    }
+  }
+}
+
+void XdgToplevel::send_configure_events(const XdgConfigure& c) {
+  uint32_t version = uint32_t(wl_resource_get_version(resource_));
+  if (!sent_capabilities_) {
+    sent_capabilities_ = true;
+    if (version >= XDG_TOPLEVEL_CONFIGURE_BOUNDS_SINCE_VERSION) {
+      Output* o = state_output(nullptr);
+      Rect box = o ? o->layout_box() : Rect{};
+      xdg_toplevel_send_configure_bounds(resource_, box.width, box.height);
+    }
+    if (version >= XDG_TOPLEVEL_WM_CAPABILITIES_SINCE_VERSION) {
+      wl_array caps;
+      wl_array_init(&caps);
+      add_state(&caps, XDG_TOPLEVEL_WM_CAPABILITIES_MAXIMIZE);
+      add_state(&caps, XDG_TOPLEVEL_WM_CAPABILITIES_FULLSCREEN);
+      xdg_toplevel_send_wm_capabilities(resource_, &caps);
+      wl_array_release(&caps);
+    }
+  }
+  wl_array states;
+  wl_array_init(&states);
+  if (c.maximized) add_state(&states, XDG_TOPLEVEL_STATE_MAXIMIZED);
+  if (c.fullscreen) add_state(&states, XDG_TOPLEVEL_STATE_FULLSCREEN);
+  if (c.resizing) add_state(&states, XDG_TOPLEVEL_STATE_RESIZING);
+  if (c.activated) add_state(&states, XDG_TOPLEVEL_STATE_ACTIVATED);
+  xdg_toplevel_send_configure(resource_, c.width, c.height, &states);
+  wl_array_release(&states);
+}
+
+bool XdgToplevel::pre_commit() {
+  auto bad = [](int32_t min, int32_t max) { return max > 0 && min > max; };
+  if (bad(pending_min_w_, pending_max_w_) || bad(pending_min_h_, pending_max_h_)) {
+    wl_resource_post_error(resource_, XDG_TOPLEVEL_ERROR_INVALID_SIZE,
+                           "min size %dx%d is larger than max size %dx%d", pending_min_w_,
+                           pending_min_h_, pending_max_w_, pending_max_h_);
+    return false;
+  }
+  return true;
+}
+
+void XdgToplevel::apply_configure(const XdgConfigure& c) {
+  bool was_normal = !current_.maximized && !current_.fullscreen;
+  bool is_normal = !c.maximized && !c.fullscreen;
+  if (was_normal && !is_normal && placed_) {
+    // Remember where to return to.
+    saved_x_ = wx_;
+    saved_y_ = wy_;
+    saved_w_ = xdg_->geometry().width;
+    saved_h_ = xdg_->geometry().height;
+  } else if (!was_normal && is_normal && placed_) {
+    wx_ = saved_x_;
+    wy_ = saved_y_;
+  }
+  current_ = c;
+}
+
+void XdgToplevel::place_initially() {
+  placed_ = true;
+  XdgShell* shell = xdg_->wm_base() ? &xdg_->wm_base()->shell() : nullptr;
+  if (shell) shell->next_cascade_position(&wx_, &wy_);
+  saved_x_ = wx_;
+  saved_y_ = wy_;
+}
+
+void XdgToplevel::update_view_position() {
+  if (!view_ || !xdg_) return;
+  if (current_.maximized || current_.fullscreen) {
+    Output* o = state_output(current_.output);
+    if (o) {
+      Rect box = o->layout_box();
+      wx_ = box.x;
+      wy_ = box.y;
+      const Rect& g = xdg_->geometry();
+      // A fullscreen window smaller than the output is centred (spec).
+      if (current_.fullscreen && g.width < box.width) wx_ += (box.width - g.width) / 2;
+      if (current_.fullscreen && g.height < box.height) wy_ += (box.height - g.height) / 2;
+    }
+  }
+  const Rect& g = xdg_->geometry();
+  view_->set_position(wx_ - g.x, wy_ - g.y);
+}
+
+void XdgToplevel::post_commit() {
+  if (!xdg_ || !view_) return;
+  Surface& s = *xdg_->surface();
+  min_w_ = pending_min_w_;
+  min_h_ = pending_min_h_;
+  max_w_ = pending_max_w_;
+  max_h_ = pending_max_h_;
+  // wl_surface attach offsets move the window (the role decides what they mean).
+  wx_ += s.take_dx();
+  wy_ += s.take_dy();
+  if (!s.has_content()) {
+    if (view_->mapped()) unmap();
+    return;
+  }
+  if (!xdg_->configured()) return;  // pre_commit rejected this already
+  if (!placed_) place_initially();
+  update_view_position();
+  if (!view_->mapped()) {
+    view_->map();
+    s.server().scene().raise(view_.get());
+  }
+}
+
+void XdgToplevel::unmap() {
+  if (!view_ || !view_->mapped()) return;
+  if (xdg_) xdg_->dismiss_popups();
+  view_->unmap();
+  wl_signal_emit_mutable(&on_unmap, this);
+  // Unmapping returns the toplevel to its state right after get_toplevel (spec).
+  set_parent(nullptr);
+  title_.clear();
+  app_id_.clear();
+  requested_ = XdgConfigure{};
+  current_ = XdgConfigure{};
+  requested_w_ = requested_h_ = 0;
+  sent_capabilities_ = false;
+  placed_ = false;
+  if (xdg_) xdg_->reset();
+}
+
+}  // namespace ferry

@@ -1,0 +1,268 @@
+#include "render/renderer.hpp"
+
+#include <drm_fourcc.h>
+#include <GLES2/gl2ext.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/buffer.hpp"
+#include "render/egl_context.hpp"
+#include "render/matrix.hpp"
+#include "util/log.hpp"
+
+namespace ferry {
+
+namespace {
+
+struct GlFormat {
+  uint32_t drm;
+  GLint internal;
+  GLenum format, type;
+  int bpp;
+  bool opaque;
+};
+
+// Client formats the renderer samples directly (little-endian byte orders).
+const GlFormat kFormats[] = {
+    {DRM_FORMAT_ARGB8888, GL_BGRA_EXT, GL_BGRA_EXT, GL_UNSIGNED_BYTE, 4, false},
+    {DRM_FORMAT_XRGB8888, GL_BGRA_EXT, GL_BGRA_EXT, GL_UNSIGNED_BYTE, 4, true},
+    {DRM_FORMAT_ABGR8888, GL_RGBA8, GL_RGBA, GL_UNSIGNED_BYTE, 4, false},
+    {DRM_FORMAT_XBGR8888, GL_RGBA8, GL_RGBA, GL_UNSIGNED_BYTE, 4, true},
+    {DRM_FORMAT_RGB565, GL_RGB565, GL_RGB, GL_UNSIGNED_SHORT_5_6_5, 2, true},
+};
+
+const GlFormat* find_format(uint32_t drm) {
+  for (const auto& f : kFormats)
+    if (f.drm == drm) return &f;
+  return nullptr;
+}
+
+// Layout -> framebuffer pixels for an output.
+Mat3 layout_to_fb(const Rect& box, int32_t scale, Transform t) {
+  float w = float(box.width * scale), h = float(box.height * scale);
+  // The framebuffer shows the logical area rotated back by the output transform.
+  return Mat3::transform(transform_invert(t), w, h) * Mat3::scale(float(scale), float(scale)) *
+         Mat3::translate(float(-box.x), float(-box.y));
+}
+
+}  // namespace
+
+SurfaceTexture::~SurfaceTexture() {
+  if (tex_) glDeleteTextures(1, &tex_);
+}
+
+const std::vector<uint32_t>& Renderer::shm_formats() {
+  static const std::vector<uint32_t> formats = [] {
+    std::vector<uint32_t> v;
+    for (const auto& f : kFormats) v.push_back(f.drm);
+    return v;
+  }();
+  return formats;
+}
+
+std::unique_ptr<Renderer> Renderer::create(EglContext& egl, int batch_rects, std::string* error) {
+  std::unique_ptr<Renderer> r(new Renderer());
+  r->egl_ = &egl;
+  r->batch_rects_ = std::max(1, batch_rects);
+  if (!egl.make_current()) {
+    *error = "cannot make the EGL context current";
+    return nullptr;
+  }
+  if (!egl.has_gl_extension("GL_EXT_texture_format_BGRA8888")) {
+    *error = "GL_EXT_texture_format_BGRA8888 is missing (needed to sample wl_shm ARGB8888)";
+    return nullptr;
+  }
+  r->blit_prog_ = link_program("blit.vert", "blit.frag", "", error);
+  if (!r->blit_prog_) return nullptr;
+  r->blit_opaque_prog_ = link_program("blit.vert", "blit.frag", "#define OPAQUE 1\n", error);
+  if (!r->blit_opaque_prog_) return nullptr;
+  r->fill_prog_ = link_program("blit.vert", "fill.frag", "", error);
+  if (!r->fill_prog_) return nullptr;
+  glGenVertexArrays(1, &r->vao_);
+  glGenBuffers(1, &r->vbo_);
+  glBindVertexArray(r->vao_);
+  glBindBuffer(GL_ARRAY_BUFFER, r->vbo_);
+  glBufferData(GL_ARRAY_BUFFER, GLsizeiptr(size_t(r->batch_rects_) * 12 * sizeof(float)), nullptr,
+               GL_STREAM_DRAW);
+  glEnableVertexAttribArray(0);
+  glVertexAttribPointer(0, 2, GL_FLOAT, GL_FALSE, 0, nullptr);
+  glBindVertexArray(0);
+  return r;
+}
+
+Renderer::~Renderer() {
+  if (!egl_ || !egl_->make_current()) return;
+  glDeleteProgram(blit_prog_);
+  glDeleteProgram(blit_opaque_prog_);
+  glDeleteProgram(fill_prog_);
+  glDeleteBuffers(1, &vbo_);
+  glDeleteVertexArrays(1, &vao_);
+}
+
+bool Renderer::upload(std::unique_ptr<SurfaceTexture>& tex, ShmBuffer& buffer,
+                      const Region& buffer_damage, std::string* error) {
+  const GlFormat* f = find_format(buffer.drm_format());
+  if (!f) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "wl_shm format 0x%08x cannot be sampled", buffer.shm_format());
+    *error = buf;
+    return false;
+  }
+  const int32_t w = buffer.width(), h = buffer.height();
+  Region damage = buffer_damage;
+  if (!tex || tex->width_ != w || tex->height_ != h || tex->drm_format_ != f->drm) {
+    tex = std::unique_ptr<SurfaceTexture>(new SurfaceTexture());
+    glGenTextures(1, &tex->tex_);
+    glBindTexture(GL_TEXTURE_2D, tex->tex_);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_LINEAR);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_LINEAR);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+    glTexImage2D(GL_TEXTURE_2D, 0, f->internal, w, h, 0, f->format, f->type, nullptr);
+    tex->width_ = w;
+    tex->height_ = h;
+    tex->drm_format_ = f->drm;
+    tex->opaque_ = f->opaque;
+    damage = Region(Rect{0, 0, w, h});
+  }
+  damage.intersect(Rect{0, 0, w, h});
+  const uint8_t* data = buffer.begin_access();
+  if (!data) {
+    *error = "buffer is gone";
+    return false;
+  }
+  glBindTexture(GL_TEXTURE_2D, tex->tex_);
+  glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+  glPixelStorei(GL_UNPACK_ROW_LENGTH, buffer.stride() / f->bpp);
+  for (const Rect& r : damage.rects()) {
+    glPixelStorei(GL_UNPACK_SKIP_PIXELS, r.x);
+    glPixelStorei(GL_UNPACK_SKIP_ROWS, r.y);
+    glTexSubImage2D(GL_TEXTURE_2D, 0, r.x, r.y, r.width, r.height, f->format, f->type, data);
+  }
+  glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
+  glPixelStorei(GL_UNPACK_SKIP_PIXELS, 0);
+  glPixelStorei(GL_UNPACK_SKIP_ROWS, 0);
+  buffer.end_access();
+  return true;
+}
+
+Region Renderer::layout_to_framebuffer(const Region& layout, const Rect& box, int32_t scale,
+                                       Transform t) {
+  Region r = layout;
+  r.intersect(box);
+  r.translate(-box.x, -box.y);
+  r = r.scaled(scale);
+  return r.transformed(transform_invert(t), box.width * scale, box.height * scale);
+}
+
+void Renderer::draw_rects(const std::vector<Rect>& rects, FrameStats& stats) {
+  // S4 multipass: one batch holds batch_rects_ rectangles; continue at the recorded offset.
+  std::vector<float> verts;
+  verts.reserve(size_t(batch_rects_) * 12);
+  size_t offset = 0;
+  while (offset < rects.size()) {
+    size_t end = next_batch_end(offset, rects.size(), size_t(batch_rects_));
+    verts.clear();
+    for (size_t i = offset; i < end; ++i) {
+      float x1 = float(rects[i].x), y1 = float(rects[i].y);
+      float x2 = float(rects[i].right()), y2 = float(rects[i].bottom());
+      const float quad[12] = {x1, y1, x2, y1, x1, y2, x2, y1, x2, y2, x1, y2};
+      verts.insert(verts.end(), quad, quad + 12);
+    }
+    glBufferSubData(GL_ARRAY_BUFFER, 0, GLsizeiptr(verts.size() * sizeof(float)), verts.data());
+    glDrawArrays(GL_TRIANGLES, 0, GLsizei(verts.size() / 2));
+    stats.passes++;
+    offset = end;
+  }
+}
+
+FrameStats Renderer::render(const RenderTarget& target, const FrameInput& frame) {
+  FrameStats stats;
+  egl_->make_current();
+  glBindFramebuffer(GL_FRAMEBUFFER, target.fbo);
+  glViewport(0, 0, target.width, target.height);
+  glBindVertexArray(vao_);
+  glBindBuffer(GL_ARRAY_BUFFER, vbo_);
+
+  Region fb_damage =
+      layout_to_framebuffer(frame.damage, frame.output_box, frame.scale, frame.transform);
+  fb_damage.intersect(Rect{0, 0, target.width, target.height});
+  if (fb_damage.empty()) return stats;
+  // fb pixels -> clip space; framebuffer row 0 is memory row 0 (the top of the image).
+  Mat3 fb_to_clip = Mat3::translate(-1, -1) *
+                    Mat3::scale(2.0f / float(target.width), 2.0f / float(target.height));
+  auto proj = fb_to_clip.gl();
+  Mat3 l2f = layout_to_fb(frame.output_box, frame.scale, frame.transform);
+
+  // Background colour fill (S4 colour fill) over the damage.
+  glDisable(GL_BLEND);
+  glUseProgram(fill_prog_);
+  glUniformMatrix3fv(glGetUniformLocation(fill_prog_, "u_proj"), 1, GL_FALSE, proj.data());
+  glUniform4fv(glGetUniformLocation(fill_prog_, "u_color"), 1, frame.background);
+  std::vector<Rect> bg = fb_damage.rects();
+  stats.rects += uint32_t(bg.size());
+  draw_rects(bg, stats);
+
+  glEnable(GL_BLEND);
+  glBlendFunc(GL_ONE, GL_ONE_MINUS_SRC_ALPHA);
+  glActiveTexture(GL_TEXTURE0);
+  for (const DrawItem& it : frame.items) {
+    if (!it.texture || it.src_w <= 0 || it.src_h <= 0) continue;
+    Region clip(it.box);
+    clip.intersect(frame.damage);
+    Region fb_clip = layout_to_framebuffer(clip, frame.output_box, frame.scale, frame.transform);
+    fb_clip.intersect(fb_damage);
+    if (fb_clip.empty()) continue;
+    // unit quad -> layout, and unit quad -> texture coordinates.
+    Mat3 unit_to_layout = Mat3::translate(float(it.box.x), float(it.box.y)) *
+                          Mat3::scale(float(it.box.width), float(it.box.height));
+    bool swap = transform_swaps_axes(it.buffer_transform);
+    float bw = float(it.texture->width()), bh = float(it.texture->height());
+    float tw = swap ? bh : bw, th = swap ? bw : bh;  // transformed buffer size
+    Mat3 unit_to_src = Mat3::translate(float(it.src_x), float(it.src_y)) *
+                       Mat3::scale(float(it.src_w), float(it.src_h));
+    // Surface orientation -> raw buffer: undo the buffer transform (as for outputs, a
+    // buffer with transform T holds the content the way an output with T shows it).
+    Mat3 src_to_buf = Mat3::transform(transform_invert(it.buffer_transform), tw, th);
+    Mat3 unit_to_tex = Mat3::scale(1.0f / bw, 1.0f / bh) * src_to_buf * unit_to_src;
+    Mat3 fb_to_tex = unit_to_tex * (l2f * unit_to_layout).inverse();
+    GLuint prog = it.texture->opaque() ? blit_opaque_prog_ : blit_prog_;
+    glUseProgram(prog);
+    glUniformMatrix3fv(glGetUniformLocation(prog, "u_proj"), 1, GL_FALSE, proj.data());
+    auto tex = fb_to_tex.gl();
+    glUniformMatrix3fv(glGetUniformLocation(prog, "u_tex"), 1, GL_FALSE, tex.data());
+    glUniform1i(glGetUniformLocation(prog, "u_sampler"), 0);
+    glUniform1f(glGetUniformLocation(prog, "u_alpha"), it.alpha);
+    glBindTexture(GL_TEXTURE_2D, it.texture->id());
+    std::vector<Rect> rects = fb_clip.rects();
+    stats.rects += uint32_t(rects.size());
+    draw_rects(rects, stats);
+  }
+  glDisable(GL_BLEND);
+  glBindVertexArray(0);
+  glFlush();
+  return stats;
+}
+
+bool Renderer::read_pixels(const RenderTarget& target, const Rect& r, uint32_t drm_format,
+                           uint8_t* dst, int32_t stride) {
+  bool bgra = drm_format == DRM_FORMAT_XRGB8888 || drm_format == DRM_FORMAT_ARGB8888;
+  bool rgba = drm_format == DRM_FORMAT_XBGR8888 || drm_format == DRM_FORMAT_ABGR8888;
+  if (!bgra && !rgba) return false;
+  egl_->make_current();
+  glBindFramebuffer(GL_FRAMEBUFFER, target.fbo);
+  glPixelStorei(GL_PACK_ALIGNMENT, 1);
+  glPixelStorei(GL_PACK_ROW_LENGTH, stride / 4);
+  glReadPixels(r.x, r.y, r.width, r.height, GL_RGBA, GL_UNSIGNED_BYTE, dst);
+  glPixelStorei(GL_PACK_ROW_LENGTH, 0);
+  if (bgra) {
+    for (int32_t y = 0; y < r.height; ++y) {
+      uint8_t* row = dst + size_t(y) * size_t(stride);
+      for (int32_t x = 0; x < r.width; ++x) std::swap(row[x * 4], row[x * 4 + 2]);
+    }
+  }
+  return glGetError() == GL_NO_ERROR;
+}
+
+}  // namespace ferry

@@ -1,0 +1,110 @@
+#pragma once
+// GLES 3 compositor renderer: uploads client shm buffers into textures, draws the scene's
+// surfaces into a RenderTarget under the output transform, limited to the damaged area, and
+// reads pixels back (screencopy). Main thread; the EglContext must be current.
+//
+// Damage is a list of clip rectangles. One draw batch holds at most 'batch_rects' of them;
+// longer lists are drawn in further passes that continue where the previous one stopped
+// (S4 multipass).
+
+#include <GLES3/gl3.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "render/render_target.hpp"
+#include "util/region.hpp"
+
+namespace ferry {
+
+class EglContext;
+class ShmBuffer;
+
+// A client buffer's contents on the GPU. Owned by the Surface; the renderer fills it.
+class SurfaceTexture {
+ public:
+  ~SurfaceTexture();
+  GLuint id() const { return tex_; }
+  int32_t width() const { return width_; }
+  int32_t height() const { return height_; }
+  bool opaque() const { return opaque_; }
+
+ private:
+  friend class Renderer;
+  GLuint tex_ = 0;
+  int32_t width_ = 0, height_ = 0;
+  uint32_t drm_format_ = 0;
+  bool opaque_ = false;
+};
+
+struct DrawItem {
+  const SurfaceTexture* texture = nullptr;
+  Rect box;                       // destination in layout coordinates
+  double src_x = 0, src_y = 0, src_w = 0, src_h = 0;  // source in buffer pixels
+  Transform buffer_transform = Transform::normal;
+  float alpha = 1.0f;
+};
+
+struct FrameInput {
+  Rect output_box;                // the output's area in layout coordinates
+  int32_t scale = 1;
+  Transform transform = Transform::normal;  // output transform
+  std::vector<DrawItem> items;    // bottom to top
+  Region damage;                  // layout coordinates to redraw
+  float background[4] = {0, 0, 0, 1};
+};
+
+struct FrameStats {
+  uint32_t rects = 0;   // clip rectangles drawn (framebuffer space)
+  uint32_t passes = 0;  // draw batches issued
+};
+
+// Splits 'count' rectangles into batches of at most 'capacity': returns the offset where
+// the next pass continues, or count when done (pure; tested on its own).
+inline size_t next_batch_end(size_t offset, size_t count, size_t capacity) {
+  return offset + capacity < count ? offset + capacity : count;
+}
+
+class Renderer {
+ public:
+  static std::unique_ptr<Renderer> create(EglContext& egl, int batch_rects, std::string* error);
+  ~Renderer();
+  Renderer(const Renderer&) = delete;
+  Renderer& operator=(const Renderer&) = delete;
+
+  // Formats (DRM fourcc) this renderer can sample from shm.
+  static const std::vector<uint32_t>& shm_formats();
+  // Copies the damaged part of an shm buffer into 'tex' (allocating it on size/format
+  // change, which uploads everything). buffer_damage is in buffer pixels.
+  bool upload(std::unique_ptr<SurfaceTexture>& tex, ShmBuffer& buffer, const Region& buffer_damage,
+              std::string* error);
+
+  // Draws one frame. Only pixels inside frame.damage change.
+  FrameStats render(const RenderTarget& target, const FrameInput& frame);
+
+  // Reads a framebuffer-space rectangle of a target into memory as 8-bit RGBA-family pixels.
+  // drm_format: DRM_FORMAT_XRGB8888/ARGB8888 (BGRA bytes) or XBGR8888/ABGR8888 (RGBA bytes).
+  bool read_pixels(const RenderTarget& target, const Rect& fb_rect, uint32_t drm_format,
+                   uint8_t* dst, int32_t stride);
+
+  // Clip rectangles of a layout region in framebuffer coordinates of an output.
+  static Region layout_to_framebuffer(const Region& layout, const Rect& output_box, int32_t scale,
+                                      Transform transform);
+
+  int batch_rects() const { return batch_rects_; }
+
+ private:
+  Renderer() = default;
+  void draw_rects(const std::vector<Rect>& fb_rects, FrameStats& stats);
+
+  EglContext* egl_ = nullptr;
+  int batch_rects_ = 64;
+  GLuint blit_prog_ = 0, blit_opaque_prog_ = 0, fill_prog_ = 0;
+  GLuint vbo_ = 0, vao_ = 0;
+  bool bgra_upload_ = false;  // GL_EXT_texture_format_BGRA8888
+  bool bgra_read_ = false;    // GL_EXT_read_format_bgra
+};
+
+}  // namespace ferry

@@ -1,0 +1,130 @@
+#include "tools/ferryctl/view.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <vector>
+
+namespace ferry::ctl {
+namespace {
+
+using bus::Record;
+using bus::Snapshot;
+
+// Left-aligned columns, two spaces apart; the last column is not padded.
+std::string table(const std::vector<std::vector<std::string>>& rows, const char* indent) {
+  std::vector<size_t> width;
+  for (const auto& row : rows) {
+    if (width.size() < row.size()) width.resize(row.size(), 0);
+    for (size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
+  }
+  std::string out;
+  for (const auto& row : rows) {
+    std::string line = indent;
+    for (size_t i = 0; i < row.size(); ++i) {
+      line += row[i];
+      if (i + 1 < row.size()) line += std::string(width[i] - row[i].size() + 2, ' ');
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+  }
+  return out;
+}
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), f, v);
+  return buf;
+}
+
+std::string or_dash(std::string s) { return s.empty() ? "-" : s; }
+
+std::string link(const Record& g) {
+  if (g.num("LinkWidth") == 0) return "-";
+  std::string s = fmt("%.1f", g.num("LinkSpeedGTs")) + " GT/s x" + g.str("LinkWidth");
+  if (g.num("MaxLinkWidth") > 0)
+    s += " (max " + fmt("%.1f", g.num("MaxLinkSpeedGTs")) + " GT/s x" + g.str("MaxLinkWidth") + ")";
+  return s;
+}
+
+std::string json_list(const std::vector<Record>& list) {
+  std::string out = "[";
+  for (size_t i = 0; i < list.size(); ++i) {
+    if (i) out += ",";
+    out += "{";
+    for (size_t k = 0; k < list[i].fields.size(); ++k) {
+      if (k) out += ",";
+      out += bus::json_quote(list[i].fields[k].first) + ":" + bus::to_json(list[i].fields[k].second);
+    }
+    out += "}";
+  }
+  return out + "]";
+}
+
+}  // namespace
+
+std::string format_gpus(const Snapshot& s) {
+  if (s.gpus.empty()) return "GPUs: none\n";
+  std::vector<std::vector<std::string>> rows{
+      {"ADDRESS", "ID", "DRIVER", "ROLE", "LINK", "CAPACITY", "NAME"}};
+  for (const Record& g : s.gpus) {
+    double cap = g.num("CapacityBytesPerSecond");
+    rows.push_back({or_dash(g.str("PciAddress")), or_dash(g.str("PciId")), or_dash(g.str("Driver")),
+                    or_dash(g.str("Role")), link(g),
+                    cap > 0 ? fmt("%.2f GB/s", cap / 1e9) : "-", or_dash(g.str("Name"))});
+  }
+  return "GPUs:\n" + table(rows, "  ");
+}
+
+std::string format_outputs(const Snapshot& s) {
+  if (s.outputs.empty()) return "Outputs: none\n";
+  std::vector<std::vector<std::string>> rows{
+      {"NAME", "MODE", "SCALE", "TRANSFORM", "COMPOSED", "PRESENTED", "DROPPED"}};
+  for (const Record& o : s.outputs) {
+    rows.push_back({o.str("Name"),
+                    o.str("Width") + "x" + o.str("Height") + "@" +
+                        fmt("%.3f", o.num("RefreshMhz") / 1000.0),
+                    fmt("%g", o.num("Scale")), o.str("Transform"), o.str("FramesComposed"),
+                    o.str("FramesPresented"), o.str("FramesDropped")});
+  }
+  return "Outputs:\n" + table(rows, "  ");
+}
+
+std::string format_clients(const Snapshot& s) {
+  if (s.clients.empty()) return "Clients: none\n";
+  std::vector<std::vector<std::string>> rows{{"ID", "PID", "APP_ID", "TAG", "GPU", "EXE"}};
+  for (const Record& c : s.clients) {
+    rows.push_back({c.str("Id"), c.str("Pid"), or_dash(c.str("AppId")), or_dash(c.str("Tag")),
+                    or_dash(c.str("Gpu")), or_dash(c.str("Exe"))});
+  }
+  return "Clients:\n" + table(rows, "  ");
+}
+
+std::string format_surfaces(const Snapshot& s) {
+  if (s.surfaces.empty()) return "Surfaces: none\n";
+  std::vector<std::vector<std::string>> rows{
+      {"ID", "CLIENT", "APP_ID", "SIZE", "GPU", "MODE", "OVERRIDE", "MB/S", "FPS", "REASON"}};
+  for (const Record& x : s.surfaces) {
+    rows.push_back({x.str("Id"), x.str("ClientId"), or_dash(x.str("AppId")),
+                    x.str("Width") + "x" + x.str("Height"), or_dash(x.str("Gpu")),
+                    or_dash(x.str("TransferMode")), or_dash(x.str("Override")),
+                    fmt("%.1f", x.num("MBps")), fmt("%.1f", x.num("Fps")),
+                    or_dash(x.str("Reason"))});
+  }
+  return "Surfaces:\n" + table(rows, "  ");
+}
+
+std::string format_status(const Snapshot& s) {
+  return "ferryd " + or_dash(s.version) + "\n" + format_gpus(s) + format_outputs(s) +
+         format_surfaces(s);
+}
+
+std::string format_json(const Snapshot& s, const Sections& sections) {
+  std::string out = "{\"version\":" + bus::json_quote(s.version);
+  if (sections.gpus) out += ",\"gpus\":" + json_list(s.gpus);
+  if (sections.outputs) out += ",\"outputs\":" + json_list(s.outputs);
+  if (sections.clients) out += ",\"clients\":" + json_list(s.clients);
+  if (sections.surfaces) out += ",\"surfaces\":" + json_list(s.surfaces);
+  return out + "}";
+}
+
+}  // namespace ferry::ctl

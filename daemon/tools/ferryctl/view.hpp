@@ -1,0 +1,23 @@
+#pragma once
+// ferryctl's text and JSON views of a Snapshot. Pure functions: no bus access.
+
+#include <string>
+
+#include "bus/variant_records.hpp"
+
+namespace ferry::ctl {
+
+struct Sections {
+  bool gpus = false, outputs = false, clients = false, surfaces = false;
+};
+
+std::string format_gpus(const bus::Snapshot& s);
+std::string format_outputs(const bus::Snapshot& s);
+std::string format_clients(const bus::Snapshot& s);
+std::string format_surfaces(const bus::Snapshot& s);
+// Version line, GPUs, outputs and surfaces: what `ferryctl status` and `monitor` show.
+std::string format_status(const bus::Snapshot& s);
+// One JSON object (single line) with "version" and the chosen sections.
+std::string format_json(const bus::Snapshot& s, const Sections& sections);
+
+}  // namespace ferry::ctl

@@ -1,0 +1,242 @@
+#include "transfer/dest_stage.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "transfer/tiles.hpp"
+
+namespace ferry::transfer {
+
+DestStage::DestStage(EglContext& ctx) : ctx_(ctx) {}
+
+std::unique_ptr<DestStage> DestStage::create(EglContext& ctx, int slots, std::string* error) {
+  if (!ctx.make_current()) {
+    *error = "destination context: eglMakeCurrent failed";
+    return nullptr;
+  }
+  if (!ctx.caps().fence_sync) {
+    *error = "destination context lacks EGL_KHR_fence_sync";
+    return nullptr;
+  }
+  std::unique_ptr<DestStage> d(new DestStage(ctx));
+  d->uploads_.resize(size_t(std::max(slots, 3)));
+  for (auto& u : d->uploads_) glGenBuffers(1, &u.buffer);
+  glGenFramebuffers(1, &d->fbo_);
+  glGenVertexArrays(1, &d->vao_);
+  return d;
+}
+
+DestStage::~DestStage() {
+  ctx_.make_current();
+  for (auto& u : uploads_) {
+    wait_fence(ctx_.display(), &u.fence, EGL_FOREVER);
+    glDeleteBuffers(1, &u.buffer);
+  }
+  if (last_fence_ != EGL_NO_SYNC) eglDestroySync(ctx_.display(), last_fence_);
+  for (auto& p : planes_) glDeleteTextures(1, &p.tex);
+  glDeleteTextures(1, &output_);
+  glDeleteFramebuffers(1, &fbo_);
+  glDeleteVertexArrays(1, &vao_);
+  programs_.clear();
+}
+
+bool DestStage::ensure_output(int32_t width, int32_t height) {
+  if (output_ && width == width_ && height == height_) return true;
+  glDeleteTextures(1, &output_);
+  output_ = make_texture(GL_RGBA8, width, height);
+  width_ = width;
+  height_ = height;
+  return true;
+}
+
+GLuint DestStage::plane(size_t index, GLenum format, int32_t width, int32_t height) {
+  PlaneTex& p = planes_[index];
+  if (!p.tex || p.format != format || p.width != width || p.height != height) {
+    glDeleteTextures(1, &p.tex);
+    p = {make_texture(format, width, height), format, width, height};
+  }
+  return p.tex;
+}
+
+bool DestStage::consume(const Packet& p, std::string* error) {
+  if (!ctx_.make_current()) {
+    *error = "destination context: eglMakeCurrent failed";
+    return false;
+  }
+  Upload& up = uploads_[next_];
+  // Reuse an upload buffer only once the GPU has finished reading it.
+  wait_fence(ctx_.display(), &up.fence, EGL_FOREVER);
+  glBindBuffer(GL_PIXEL_UNPACK_BUFFER, up.buffer);
+  if (up.capacity < p.used) {
+    glBufferData(GL_PIXEL_UNPACK_BUFFER, GLsizeiptr(p.used), nullptr, GL_STREAM_DRAW);
+    up.capacity = p.used;
+  }
+  glBufferSubData(GL_PIXEL_UNPACK_BUFFER, 0, GLsizeiptr(p.used), p.bytes.data());
+  glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
+  ensure_output(p.layout.width, p.layout.height);
+  bool ok = true;
+  switch (p.mode) {
+    case TransferMode::rgb:
+    case TransferMode::cpu_copy:
+      glBindTexture(GL_TEXTURE_2D, output_);
+      glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, width_, height_, GL_RGBA, GL_UNSIGNED_BYTE, nullptr);
+      break;
+    case TransferMode::nv12:
+    case TransferMode::p010:
+    case TransferMode::yuv444:
+      ok = unpack_yuv(p, error);
+      break;
+    case TransferMode::tiles:
+      ok = scatter_tiles(p, error);
+      break;
+    case TransferMode::automatic:
+      *error = "packet without a resolved mode";
+      ok = false;
+      break;
+  }
+  glBindBuffer(GL_PIXEL_UNPACK_BUFFER, 0);
+  glBindFramebuffer(GL_FRAMEBUFFER, 0);
+  if (!ok) return false;
+  if (GLenum err = glGetError(); err != GL_NO_ERROR) {
+    *error = "GL error " + std::to_string(err) + " while unpacking " + std::string(to_string(p.mode));
+    return false;
+  }
+  up.fence = insert_fence(ctx_.display());
+  if (last_fence_ != EGL_NO_SYNC) eglDestroySync(ctx_.display(), last_fence_);
+  last_fence_ = insert_fence(ctx_.display());
+  next_ = (next_ + 1) % uploads_.size();
+  return true;
+}
+
+bool DestStage::unpack_yuv(const Packet& p, std::string* error) {
+  const PayloadLayout& l = p.layout;
+  const bool ten = l.payload == Payload::p010;
+  const bool planar = l.payload == Payload::yuv444;
+  GLuint prog = programs_.graphics("transfer_quad.vert", "transfer_unpack.frag",
+                                   planar ? "#define PLANAR444 1\n" : "#define SEMIPLANAR 1\n", error);
+  if (!prog) return false;
+  auto upload = [&](GLuint tex, int32_t w, int32_t h, GLenum fmt, GLenum type, size_t off) {
+    glBindTexture(GL_TEXTURE_2D, tex);
+    glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, w, h, fmt, type, reinterpret_cast<void*>(off));
+  };
+  GLuint tex[3] = {0, 0, 0};
+  if (planar) {
+    for (size_t i = 0; i < 3; ++i) {
+      tex[i] = plane(i, GL_R8UI, l.width, l.height);
+      upload(tex[i], l.width, l.height, GL_RED_INTEGER, GL_UNSIGNED_BYTE, l.plane_offset[i]);
+    }
+  } else {
+    const GLenum type = ten ? GL_UNSIGNED_SHORT : GL_UNSIGNED_BYTE;
+    tex[0] = plane(0, ten ? GL_R16UI : GL_R8UI, l.width, l.height);
+    upload(tex[0], l.width, l.height, GL_RED_INTEGER, type, l.plane_offset[0]);
+    tex[1] = plane(1, ten ? GL_RG16UI : GL_RG8UI, l.chroma_width, l.chroma_height);
+    upload(tex[1], l.chroma_width, l.chroma_height, GL_RG_INTEGER, type, l.plane_offset[1]);
+    tex[2] = tex[1];
+  }
+  glUseProgram(prog);
+  const char* names[3] = {"u_y", "u_uv", "u_v"};
+  for (int i = 0; i < 3; ++i) {
+    glActiveTexture(GLenum(GL_TEXTURE0 + i));
+    glBindTexture(GL_TEXTURE_2D, tex[i]);
+    glUniform1i(glGetUniformLocation(prog, names[i]), i);
+  }
+  glActiveTexture(GL_TEXTURE0);
+  set_color_uniforms(prog, yuv_coeffs(p.color.matrix, p.color.range, ten ? 10 : 8));
+  glUniform2i(glGetUniformLocation(prog, "u_size"), l.width, l.height);
+  glUniform1ui(glGetUniformLocation(prog, "u_shift"), ten ? 6u : 0u);
+  glUniform2f(glGetUniformLocation(prog, "u_origin"), float(chroma_origin(p.color.siting, 0)),
+              float(chroma_origin(p.color.siting, 1)));
+  glBindFramebuffer(GL_FRAMEBUFFER, fbo_);
+  glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, output_, 0);
+  glViewport(0, 0, width_, height_);
+  glBindVertexArray(vao_);
+  glDrawArrays(GL_TRIANGLES, 0, 3);
+  return true;
+}
+
+bool DestStage::scatter_tiles(const Packet& p, std::string* error) {
+  if (p.used < 16) {
+    *error = "tiles packet shorter than its header";
+    return false;
+  }
+  uint32_t head[4];
+  std::memcpy(head, p.bytes.data(), 16);
+  const TileGrid grid{width_, height_, int32_t(head[3])};
+  const uint32_t count = head[0];
+  if (grid.tile <= 0 || head[2] != uint32_t(grid.tiles_x()) || count > uint32_t(grid.count()) ||
+      16 + size_t(count) * 4 + head[1] > p.used) {
+    *error = "malformed tiles packet";
+    return false;
+  }
+  if (count == 0) return true;
+  const int32_t tx = grid.tiles_x(), ty = grid.tiles_y();
+  GLuint stream = plane(3, GL_RGBA8, tx * grid.tile, ty * grid.tile);
+  constexpr int32_t kListRow = 4096;  // matches transfer_scatter.vert
+  const int32_t list_rows = int32_t((count + kListRow - 1) / kListRow);
+  GLuint list = plane(4, GL_R32UI, kListRow, std::max(list_rows, 1));
+  // Index list straight from the upload buffer: full rows, then the remainder.
+  glBindTexture(GL_TEXTURE_2D, list);
+  const int32_t full = int32_t(count / kListRow), rest = int32_t(count % kListRow);
+  if (full)
+    glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, kListRow, full, GL_RED_INTEGER, GL_UNSIGNED_INT,
+                    reinterpret_cast<void*>(size_t(16)));
+  if (rest)
+    glTexSubImage2D(GL_TEXTURE_2D, 0, 0, full, rest, 1, GL_RED_INTEGER, GL_UNSIGNED_INT,
+                    reinterpret_cast<void*>(16 + size_t(full) * kListRow * 4));
+  // Each tile into its slot of the stream texture.
+  glBindTexture(GL_TEXTURE_2D, stream);
+  size_t at = 16 + size_t(count) * 4;
+  for (uint32_t i = 0; i < count; ++i) {
+    uint32_t t;
+    std::memcpy(&t, p.bytes.data() + 16 + i * 4, 4);
+    if (t >= uint32_t(grid.count())) {
+      *error = "tile index out of range";
+      return false;
+    }
+    Rect r = grid.rect(int32_t(t));
+    glTexSubImage2D(GL_TEXTURE_2D, 0, int32_t(i % uint32_t(tx)) * grid.tile,
+                    int32_t(i / uint32_t(tx)) * grid.tile, r.width, r.height, GL_RGBA,
+                    GL_UNSIGNED_BYTE, reinterpret_cast<void*>(at));
+    at += size_t(r.width) * r.height * 4;
+  }
+  GLuint prog = programs_.graphics("transfer_scatter.vert", "transfer_scatter.frag", "", error);
+  if (!prog) return false;
+  glUseProgram(prog);
+  glActiveTexture(GL_TEXTURE0);
+  glBindTexture(GL_TEXTURE_2D, list);
+  glUniform1i(glGetUniformLocation(prog, "u_list"), 0);
+  glActiveTexture(GL_TEXTURE1);
+  glBindTexture(GL_TEXTURE_2D, stream);
+  glUniform1i(glGetUniformLocation(prog, "u_stream"), 1);
+  glActiveTexture(GL_TEXTURE0);
+  glUniform2i(glGetUniformLocation(prog, "u_size"), width_, height_);
+  glUniform1i(glGetUniformLocation(prog, "u_tile"), grid.tile);
+  glUniform1i(glGetUniformLocation(prog, "u_tiles_x"), tx);
+  glBindFramebuffer(GL_FRAMEBUFFER, fbo_);
+  glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, output_, 0);
+  glViewport(0, 0, width_, height_);
+  glBindVertexArray(vao_);
+  glDrawArraysInstanced(GL_TRIANGLE_STRIP, 0, 4, GLsizei(count));
+  return true;
+}
+
+bool DestStage::wait_idle() {
+  if (!ctx_.make_current()) return false;
+  return wait_fence(ctx_.display(), &last_fence_, EGL_FOREVER);
+}
+
+bool DestStage::read_rgba(std::vector<uint8_t>* rgba, std::string* error) {
+  if (!ctx_.make_current() || !output_) {
+    *error = "no output to read";
+    return false;
+  }
+  rgba->resize(size_t(width_) * height_ * 4);
+  glBindFramebuffer(GL_FRAMEBUFFER, fbo_);
+  glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, output_, 0);
+  glPixelStorei(GL_PACK_ALIGNMENT, 4);
+  glReadPixels(0, 0, width_, height_, GL_RGBA, GL_UNSIGNED_BYTE, rgba->data());
+  glBindFramebuffer(GL_FRAMEBUFFER, 0);
+  return glGetError() == GL_NO_ERROR;
+}
+
+}  // namespace ferry::transfer

@@ -1,0 +1,70 @@
+#pragma once
+// Destination stage: runs in the EGL context of the GPU that displays the frame. Uploads
+// a packet from the system-memory ring through one of its upload buffers and rebuilds the
+// frame into its persistent RGBA8 texture (unpack draw, or tile scatter draw).
+//
+// Ownership: the stage owns its GL objects, including texture(); the EglContext outlives
+// the stage. Threading: every call on the thread where the destination context is current.
+
+#include <EGL/egl.h>
+#include <GLES3/gl32.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "render/egl_context.hpp"
+#include "transfer/gl_util.hpp"
+#include "transfer/ring.hpp"
+
+namespace ferry::transfer {
+
+class DestStage {
+ public:
+  // 'slots' upload buffers (at least 3), each reused only after its fence signalled.
+  static std::unique_ptr<DestStage> create(EglContext& ctx, int slots, std::string* error);
+  ~DestStage();
+  DestStage(const DestStage&) = delete;
+  DestStage& operator=(const DestStage&) = delete;
+
+  // Queues upload + rebuild of 'packet' and a fence; returns without waiting for the GPU
+  // unless every upload buffer is still in use.
+  bool consume(const Packet& packet, std::string* error);
+  // Blocks until the last consume() finished on the GPU (tests and the benchmark).
+  bool wait_idle();
+  // The persistent RGBA8 copy (0 before the first packet). Rows top to bottom.
+  GLuint texture() const { return output_; }
+  int32_t width() const { return width_; }
+  int32_t height() const { return height_; }
+  // Synchronous read of texture() (tests, screenshots; not for the hot path).
+  bool read_rgba(std::vector<uint8_t>* rgba, std::string* error);
+
+ private:
+  struct Upload {
+    GLuint buffer = 0;
+    size_t capacity = 0;
+    EGLSync fence = EGL_NO_SYNC;
+  };
+  explicit DestStage(EglContext& ctx);
+  bool ensure_output(int32_t width, int32_t height);
+  bool unpack_yuv(const Packet& p, std::string* error);
+  bool scatter_tiles(const Packet& p, std::string* error);
+  GLuint plane(size_t index, GLenum format, int32_t width, int32_t height);
+
+  EglContext& ctx_;
+  ProgramCache programs_;
+  std::vector<Upload> uploads_;
+  size_t next_ = 0;
+  EGLSync last_fence_ = EGL_NO_SYNC;
+  int32_t width_ = 0, height_ = 0;
+  GLuint output_ = 0, fbo_ = 0, vao_ = 0;
+  struct PlaneTex {
+    GLuint tex = 0;
+    GLenum format = 0;
+    int32_t width = 0, height = 0;
+  };
+  PlaneTex planes_[5];  // y, uv/cb, cr, tile stream, tile list
+};
+
+}  // namespace ferry::transfer

@@ -1,0 +1,24 @@
+#pragma once
+// Transfer modes: how a surface's frame crosses from the rendering GPU to the display GPU.
+// Shared vocabulary for the config ([rules] transfer = "..."), the selector and ferryctl.
+
+#include <optional>
+#include <string_view>
+
+namespace ferry {
+
+enum class TransferMode {
+  automatic,  // "auto": the selector decides per frame
+  rgb,        // full RGBA8 frame
+  nv12,       // YUV 4:2:0, 8-bit (0.375x the bytes of rgb)
+  p010,       // YUV 4:2:0, 10-bit in 16-bit samples (0.75x)
+  yuv444,     // YUV 4:4:4, 8-bit (0.75x), for text-heavy technical apps
+  tiles,      // only the tiles that changed, RGBA8, bit-exact
+  cpu_copy,   // RGBA8 read back to system memory and uploaded (universal fallback)
+};
+
+// Accepts the TOML names: auto, rgb, nv12, p010, yuv444, tiles, cpu-copy.
+std::optional<TransferMode> parse_transfer_mode(std::string_view name);
+std::string_view to_string(TransferMode mode);
+
+}  // namespace ferry

@@ -1,0 +1,101 @@
+#pragma once
+// Source stage: runs in the EGL context of the GPU that rendered the frame. Converts the
+// frame to the chosen payload (pack), writes it into one of its read-back buffers and
+// fences it; collect() later moves a finished payload into a SysmemRing packet.
+//
+// Ownership: the stage owns its GL objects; the EglContext outlives the stage.
+// Threading: every call on the thread where the source context is current.
+
+#include <EGL/egl.h>
+#include <GLES3/gl32.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "render/egl_context.hpp"
+#include "transfer/color.hpp"
+#include "transfer/gl_util.hpp"
+#include "transfer/mode.hpp"
+#include "transfer/ring.hpp"
+#include "util/region.hpp"
+
+namespace ferry::transfer {
+
+struct SourceFrame {
+  GLuint texture = 0;   // source-context texture; sampled with texelFetch, rgb correct
+  uint32_t fourcc = 0;  // DRM fourcc of its contents (see formats.hpp)
+  int32_t width = 0, height = 0;
+  // tiles mode: client damage in frame pixels. Null = compare with the previous frame.
+  const std::vector<Rect>* damage = nullptr;
+};
+
+struct PackOptions {
+  TransferMode mode = TransferMode::nv12;  // must not be automatic
+  ColorSpec color;
+  int32_t tile_size = 32;
+  bool force_fragment = false;  // use the GLES 3.0 path even when compute is available
+};
+
+struct SourceStats {
+  size_t bytes = 0;      // payload bytes of the last collected packet
+  int32_t tiles_changed = 0;
+};
+
+class SourceStage {
+ public:
+  // 'slots' read-back buffers (at least 3).
+  static std::unique_ptr<SourceStage> create(EglContext& ctx, int slots, std::string* error);
+  ~SourceStage();
+  SourceStage(const SourceStage&) = delete;
+  SourceStage& operator=(const SourceStage&) = delete;
+
+  // Queues the pack of 'frame' and a fence. Waits for the GPU only when every read-back
+  // buffer is still in flight. Returns false with *error (naming both formats for an
+  // unsupported conversion).
+  bool submit(const SourceFrame& frame, const PackOptions& options, std::string* error);
+  // Oldest submitted payload -> 'packet'. With wait = false returns false (no error) if
+  // its fence has not signalled yet.
+  bool collect(Packet* packet, bool wait, std::string* error);
+  int pending() const;
+  // Whether compute shaders are used for this mode with these options.
+  bool uses_compute(const PackOptions& options) const;
+  // Forget the previous frame (next tiles frame sends every tile).
+  void reset_history();
+
+ private:
+  struct Slot {
+    GLuint buffer = 0;
+    size_t capacity = 0;
+    EGLSync fence = EGL_NO_SYNC;
+    bool busy = false;
+    uint64_t sequence = 0;
+    Packet header;   // everything but the bytes
+    bool header_in_buffer = false;  // tiles: count lives in the buffer's first words
+  };
+  struct Targets;
+
+  explicit SourceStage(EglContext& ctx);
+  bool ensure_targets(int32_t width, int32_t height, std::string* error);
+  bool pack_fragment(const SourceFrame& f, const PackOptions& o, Slot& slot, std::string* error);
+  bool pack_compute(const SourceFrame& f, const PackOptions& o, Slot& slot, std::string* error);
+  bool pack_tiles(const SourceFrame& f, const PackOptions& o, Slot& slot, std::string* error);
+  bool pack_tiles_fallback(const SourceFrame& f, const PackOptions& o, Slot& slot,
+                           std::string* error);
+  bool read_rgba(const SourceFrame& f, Slot& slot, std::string* error);
+  GLuint convert_to_rgba8(const SourceFrame& f, std::string* error);
+  void draw_to(GLuint texture, int32_t width, int32_t height);
+  void reserve(Slot& slot, size_t bytes);
+
+  EglContext& ctx_;
+  ProgramCache programs_;
+  std::vector<Slot> slots_;
+  size_t next_ = 0;     // next slot to fill
+  size_t oldest_ = 0;   // next slot to collect
+  uint64_t sequence_ = 0;
+  GLuint fbo_ = 0, vao_ = 0;
+  std::unique_ptr<Targets> t_;
+};
+
+}  // namespace ferry::transfer

@@ -1,0 +1,138 @@
+// Dirty-tile packing of SourceStage (split from source_stage.cpp by concern).
+#include <cstring>
+
+#include "transfer/formats.hpp"
+#include "transfer/source_stage.hpp"
+#include "transfer/source_targets.hpp"
+#include "transfer/tiles.hpp"
+
+namespace ferry::transfer {
+
+
+bool SourceStage::pack_tiles(const SourceFrame& f, const PackOptions& o, Slot& slot,
+                             std::string* error) {
+  const TileGrid grid{f.width, f.height, o.tile_size};
+  const int32_t n = grid.count();
+  const size_t max_bytes = 16 + size_t(n) * 4 + size_t(f.width) * f.height * 4;
+  reserve(slot, max_bytes);
+  GLuint cur = f.texture;
+  if (!is_rgba8_memory_order(f.fourcc)) {
+    cur = convert_to_rgba8(f, error);
+    if (!cur) return false;
+  }
+  if (!t_->flags) {
+    glGenBuffers(1, &t_->flags);
+    glBindBuffer(GL_SHADER_STORAGE_BUFFER, t_->flags);
+    glBufferData(GL_SHADER_STORAGE_BUFFER, GLsizeiptr(n) * 4, nullptr, GL_DYNAMIC_DRAW);
+    glGenBuffers(1, &t_->work);
+    glBindBuffer(GL_SHADER_STORAGE_BUFFER, t_->work);
+    glBufferData(GL_SHADER_STORAGE_BUFFER, 16 + GLsizeiptr(n) * 8, nullptr, GL_DYNAMIC_DRAW);
+  }
+  auto common = [&](GLuint prog) {
+    glUseProgram(prog);
+    glUniform2i(glGetUniformLocation(prog, "u_size"), f.width, f.height);
+    glUniform1i(glGetUniformLocation(prog, "u_tile"), grid.tile);
+    glUniform1i(glGetUniformLocation(prog, "u_tiles_x"), grid.tiles_x());
+    glUniform1i(glGetUniformLocation(prog, "u_tile_count"), n);
+    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 0, slot.buffer);
+    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 1, t_->flags);
+    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 2, t_->work);
+  };
+  if (f.damage || !t_->prev_valid) {
+    // Client damage (or no history): flags come from the CPU.
+    std::vector<uint32_t> flags;
+    if (f.damage) {
+      flags = tile_flags_from_damage(grid, *f.damage);
+    } else {
+      flags.resize(size_t(n));
+      for (int32_t t = 0; t < n; ++t) {
+        Rect r = grid.rect(t);
+        flags[size_t(t)] = uint32_t(r.width * r.height);
+      }
+    }
+    glBindBuffer(GL_SHADER_STORAGE_BUFFER, t_->flags);
+    glBufferSubData(GL_SHADER_STORAGE_BUFFER, 0, GLsizeiptr(n) * 4, flags.data());
+  } else {
+    GLuint mark = programs_.compute("transfer_tiles.comp", "#define MARK 1\n", error);
+    if (!mark) return false;
+    common(mark);
+    glActiveTexture(GL_TEXTURE0);
+    glBindTexture(GL_TEXTURE_2D, cur);
+    glUniform1i(glGetUniformLocation(mark, "u_cur"), 0);
+    glActiveTexture(GL_TEXTURE1);
+    glBindTexture(GL_TEXTURE_2D, t_->prev);
+    glUniform1i(glGetUniformLocation(mark, "u_prev"), 1);
+    glActiveTexture(GL_TEXTURE0);
+    glDispatchCompute(GLuint(n), 1, 1);
+    glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
+  }
+  GLuint scan = programs_.compute("transfer_tiles.comp", "#define SCAN 1\n", error);
+  GLuint pack = scan ? programs_.compute("transfer_tiles.comp", "#define PACK 1\n", error) : 0;
+  if (!pack) return false;
+  common(scan);
+  glDispatchCompute(1, 1, 1);
+  glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT | GL_COMMAND_BARRIER_BIT);
+  common(pack);
+  glActiveTexture(GL_TEXTURE0);
+  glBindTexture(GL_TEXTURE_2D, cur);
+  glUniform1i(glGetUniformLocation(pack, "u_cur"), 0);
+  glBindBuffer(GL_DISPATCH_INDIRECT_BUFFER, t_->work);
+  glDispatchComputeIndirect(0);
+  glBindBuffer(GL_DISPATCH_INDIRECT_BUFFER, 0);
+  glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT | GL_PIXEL_BUFFER_BARRIER_BIT);
+  for (GLuint b = 0; b < 3; ++b) glBindBufferBase(GL_SHADER_STORAGE_BUFFER, b, 0);
+  // Remember this frame for the next comparison (GPU-side copy, no read-back).
+  if (ctx_.caps().gles_major * 10 + ctx_.caps().gles_minor >= 32) {
+    if (!t_->prev) t_->prev = make_texture(GL_RGBA8, f.width, f.height);
+    glCopyImageSubData(cur, GL_TEXTURE_2D, 0, 0, 0, 0, t_->prev, GL_TEXTURE_2D, 0, 0, 0, 0,
+                       f.width, f.height, 1);
+    t_->prev_valid = true;
+  }
+  slot.header_in_buffer = true;
+  return true;
+}
+
+bool SourceStage::pack_tiles_fallback(const SourceFrame& f, const PackOptions& o, Slot& slot,
+                                      std::string* error) {
+  // GLES 3.0: no compute. Flags from damage (all tiles without it), prefix sum on the CPU,
+  // one asynchronous glReadPixels per changed tile straight to its gap-free offset.
+  const TileGrid grid{f.width, f.height, o.tile_size};
+  std::vector<uint32_t> flags;
+  if (f.damage) {
+    flags = tile_flags_from_damage(grid, *f.damage);
+  } else {
+    flags.resize(size_t(grid.count()));
+    for (int32_t t = 0; t < grid.count(); ++t) {
+      Rect r = grid.rect(t);
+      flags[size_t(t)] = uint32_t(r.width * r.height);
+    }
+  }
+  Compaction c = compact_tiles(flags);
+  std::vector<uint32_t> head(4 + c.indices.size());
+  head[0] = uint32_t(c.indices.size());
+  head[1] = c.stream_words * 4;
+  head[2] = uint32_t(grid.tiles_x());
+  head[3] = uint32_t(grid.tile);
+  std::memcpy(&head[4], c.indices.data(), c.indices.size() * 4);
+  slot.header.used = (head.size() + c.stream_words) * 4;
+  reserve(slot, slot.header.used);
+  GLuint cur = f.texture;
+  if (!is_rgba8_memory_order(f.fourcc)) {
+    cur = convert_to_rgba8(f, error);
+    if (!cur) return false;
+  }
+  glBindBuffer(GL_PIXEL_PACK_BUFFER, slot.buffer);
+  glBufferSubData(GL_PIXEL_PACK_BUFFER, 0, GLsizeiptr(head.size() * 4), head.data());
+  glBindFramebuffer(GL_FRAMEBUFFER, fbo_);
+  glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, cur, 0);
+  glPixelStorei(GL_PACK_ALIGNMENT, 4);
+  for (size_t i = 0; i < c.indices.size(); ++i) {
+    Rect r = grid.rect(int32_t(c.indices[i]));
+    glReadPixels(r.x, r.y, r.width, r.height, GL_RGBA, GL_UNSIGNED_BYTE,
+                 reinterpret_cast<void*>(size_t(c.offsets[i]) * 4));
+  }
+  glBindBuffer(GL_PIXEL_PACK_BUFFER, 0);
+  return true;
+}
+
+}  // namespace ferry::transfer

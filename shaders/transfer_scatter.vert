@@ -1,0 +1,20 @@
+#version 300 es
+// Pass-through draw of the tile stream: instance i is the i-th changed tile; its quad
+// covers the tile in the destination copy and fetches from slot i of the stream texture.
+precision highp float;
+precision highp int;
+uniform highp usampler2D u_list;  // R32UI, tile index per instance, 4096 per row
+uniform ivec2 u_size;
+uniform int u_tile;
+uniform int u_tiles_x;
+flat out ivec2 v_delta;           // stream texel minus destination pixel
+void main() {
+  int t = int(texelFetch(u_list, ivec2(gl_InstanceID % 4096, gl_InstanceID / 4096), 0).r);
+  ivec2 origin = ivec2(t % u_tiles_x, t / u_tiles_x) * u_tile;
+  ivec2 ext = min(ivec2(u_tile), u_size - origin);
+  ivec2 slot = ivec2(gl_InstanceID % u_tiles_x, gl_InstanceID / u_tiles_x) * u_tile;
+  vec2 corner = vec2(float(gl_VertexID & 1), float(gl_VertexID >> 1));
+  vec2 pix = vec2(origin) + corner * vec2(ext);
+  gl_Position = vec4(pix / vec2(u_size) * 2.0 - 1.0, 0.0, 1.0);
+  v_delta = slot - origin;
+}

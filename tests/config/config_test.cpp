@@ -1,0 +1,232 @@
+// ferry.toml parsing, rule matching and precedence, and errors with exact positions.
+#include <gtest/gtest.h>
+
+#include "config/config.hpp"
+
+namespace ferry::config {
+namespace {
+
+Config parse_ok(const std::string& text) {
+  std::string error;
+  auto cfg = parse_config(text, "test.toml", &error);
+  EXPECT_TRUE(cfg.has_value()) << error;
+  return cfg.value_or(Config{});
+}
+
+std::string parse_error(const std::string& text) {
+  std::string error;
+  auto cfg = parse_config(text, "test.toml", &error);
+  EXPECT_FALSE(cfg.has_value());
+  return error;
+}
+
+TEST(ConfigParse, EmptyGivesDefaults) {
+  Config c = parse_ok("");
+  EXPECT_EQ(c.path, "test.toml");
+  EXPECT_EQ(c.log_level, log::Level::info);
+  EXPECT_EQ(c.backend, Backend::automatic);
+  EXPECT_EQ(c.default_transfer, TransferChoice::automatic);
+  EXPECT_EQ(c.link_capacity_bytes_per_s, 0u);
+  EXPECT_TRUE(c.rules.empty());
+}
+
+TEST(ConfigParse, AllKeys) {
+  Config c = parse_ok(R"(
+[general]
+log_level = "debug"
+backend = "headless"
+
+[headless]
+outputs = ["1920x1080@60", "1280x720", "2560x1440@143.86"]
+
+[gpu]
+display_device = "/dev/dri/card0"
+render_device = "0000:01:00.0"
+link_capacity_mb_per_s = 2750
+
+[transfer]
+default_mode = "cpu-copy"
+default_class = "video"
+
+[[rule]]
+name = "steam games"
+app_id = ["steam_app_*", "gamescope"]
+exe = "*/steamapps/*"
+tag = "game"
+gpu = "discrete"
+transfer = "nv12"
+class = "game"
+scanout = "direct"
+)");
+  EXPECT_EQ(c.log_level, log::Level::debug);
+  EXPECT_EQ(c.backend, Backend::headless);
+  ASSERT_EQ(c.headless_outputs.size(), 3u);
+  EXPECT_EQ(c.headless_outputs[1].width, 1280);
+  EXPECT_EQ(c.headless_outputs[1].refresh_mhz, 60000);
+  EXPECT_EQ(c.headless_outputs[2].refresh_mhz, 143860);
+  EXPECT_EQ(c.display_device, "/dev/dri/card0");
+  EXPECT_EQ(c.render_device, "0000:01:00.0");
+  EXPECT_EQ(c.link_capacity_bytes_per_s, 2750000000u);
+  EXPECT_EQ(c.default_transfer, TransferChoice::cpu_copy);
+  EXPECT_EQ(c.default_class, AppClass::video);
+  ASSERT_EQ(c.rules.size(), 1u);
+  const Rule& r = c.rules[0];
+  EXPECT_EQ(r.name, "steam games");
+  EXPECT_EQ(r.app_id, (std::vector<std::string>{"steam_app_*", "gamescope"}));
+  EXPECT_EQ(r.exe, std::vector<std::string>{"*/steamapps/*"});
+  EXPECT_EQ(r.gpu, GpuChoice::discrete);
+  EXPECT_EQ(r.transfer, TransferChoice::nv12);
+  EXPECT_EQ(r.app_class, AppClass::game);
+  EXPECT_EQ(r.scanout, ScanoutChoice::direct);
+  EXPECT_EQ(r.where.str(), "test.toml:18:1");
+  EXPECT_EQ(r.describe(), "rule 'steam games' (test.toml:18:1)");
+}
+
+TEST(ConfigParse, EnumNamesRoundTrip) {
+  for (auto v : {TransferChoice::automatic, TransferChoice::rgb, TransferChoice::nv12,
+                 TransferChoice::yuv444, TransferChoice::tiles, TransferChoice::cpu_copy}) {
+    TransferChoice back{};
+    ASSERT_TRUE(parse(to_string(v), &back)) << to_string(v);
+    EXPECT_EQ(back, v);
+  }
+  EXPECT_STREQ(to_string(TransferChoice::cpu_copy), "cpu-copy");
+  EXPECT_STREQ(to_string(AppClass::standard), "default");
+  GpuChoice g{};
+  EXPECT_FALSE(parse("dedicated", &g));
+}
+
+Config rules_config() {
+  return parse_ok(R"(
+[[rule]]
+name = "blender on dGPU, composite"
+app_id = "org.blender.Blender"
+exe = "blender*"
+gpu = "discrete"
+class = "technical"
+
+[[rule]]
+name = "any blender window"
+app_id = "org.blender.*"
+transfer = "rgb"
+
+[[rule]]
+name = "steam"
+exe = ["*/steamapps/common/*", "steam"]
+transfer = "nv12"
+
+[[rule]]
+name = "launched as game"
+tag = "game-*"
+class = "game"
+
+[[rule]]
+name = "catch-all"
+app_id = "*"
+gpu = "integrated"
+)");
+}
+
+std::string matched(const Config& c, ClientInfo info) {
+  const Rule* r = match_rule(c, info);
+  return r ? r->name : "(none)";
+}
+
+TEST(RuleMatch, FirstMatchInFileOrderWins) {
+  Config c = rules_config();
+  // Matches rules 1, 2 and 5: the first one wins.
+  EXPECT_EQ(matched(c, {"org.blender.Blender", "/usr/bin/blender-3.4", ""}),
+            "blender on dGPU, composite");
+  size_t index = 99;
+  match_rule(c, {"org.blender.Blender", "/usr/bin/blender", ""}, &index);
+  EXPECT_EQ(index, 0u);
+}
+
+TEST(RuleMatch, AllMatchersOfARuleMustMatch) {
+  Config c = rules_config();
+  // app_id matches rule 1 but exe does not: falls through to rule 2.
+  EXPECT_EQ(matched(c, {"org.blender.Blender", "/usr/bin/python3", ""}), "any blender window");
+  // Without app_id yet (client just connected), rule 1 cannot match.
+  EXPECT_EQ(matched(c, {"", "/usr/bin/blender", ""}), "(none)");
+}
+
+TEST(RuleMatch, ExePathOrBasename) {
+  Config c = rules_config();
+  EXPECT_EQ(matched(c, {"", "/home/u/.steam/steamapps/common/Portal/hl2_linux", ""}), "steam");
+  EXPECT_EQ(matched(c, {"", "/usr/games/steam", ""}), "steam");   // basename pattern
+  EXPECT_EQ(matched(c, {"", "/usr/games/steamx", ""}), "(none)");
+  // A pattern with '/' is matched against the full path, not the basename.
+  EXPECT_EQ(matched(c, {"", "steamapps/common/x", ""}), "(none)");
+}
+
+TEST(RuleMatch, TagAndCatchAll) {
+  Config c = rules_config();
+  EXPECT_EQ(matched(c, {"", "/usr/bin/foo", "game-doom"}), "launched as game");
+  EXPECT_EQ(matched(c, {"", "/usr/bin/foo", "gamedoom"}), "(none)");
+  EXPECT_EQ(matched(c, {"org.gnome.Terminal", "", ""}), "catch-all");
+  // '*' never matches an empty field.
+  EXPECT_EQ(matched(c, {"", "", ""}), "(none)");
+}
+
+TEST(ConfigErrors, ExactPositions) {
+  EXPECT_EQ(parse_error("[general]\nlog_levl = \"debug\"\n"),
+            "test.toml:2:1: unknown key 'log_levl' in [general] (known: log_level, backend)");
+  EXPECT_EQ(parse_error("[general]\nlog_level = \"loud\"\n"),
+            "test.toml:2:13: 'log_level' must be one of error|warning|notice|info|debug, not "
+            "\"loud\"");
+  EXPECT_EQ(parse_error("\n\n[[rule]]\napp_id = \"x\"\n  transfer = \"h264\"\n"),
+            "test.toml:5:14: 'transfer' must be one of auto|rgb|nv12|yuv444|tiles|cpu-copy, not "
+            "\"h264\"");
+  EXPECT_EQ(parse_error("[[rule]]\napp_id = \"x\"\ngpu = 1\n"),
+            "test.toml:3:7: 'gpu' must be a string, not an integer");
+  EXPECT_EQ(parse_error("[gpu]\nlink_capacity_mb_per_s = \"fast\"\n"),
+            "test.toml:2:26: 'link_capacity_mb_per_s' must be a number, not a string");
+  EXPECT_EQ(parse_error("[gpu]\nlink_capacity_mb_per_s = -5\n"),
+            "test.toml:2:26: 'link_capacity_mb_per_s' must be > 0 (MB/s)");
+  EXPECT_EQ(parse_error("[[rule]]\napp_id = [\"a\", 3]\n"),
+            "test.toml:2:16: 'app_id (array element)' must be a string, not an integer");
+  EXPECT_EQ(parse_error("[[rule]]\nexe = []\n"), "test.toml:2:7: 'exe' must not be an empty array");
+  EXPECT_EQ(parse_error("[[rule]]\ntag = \"\"\n"), "test.toml:2:7: 'tag' pattern must not be empty");
+  EXPECT_EQ(parse_error("[[rule]]\nname = \"x\"\ngpu = \"discrete\"\n"),
+            "test.toml:1:1: [[rule]] has no matcher: set app_id, exe or tag (app_id = \"*\" "
+            "matches every app that sets an app_id)");
+  EXPECT_EQ(parse_error("[rule]\napp_id = \"x\"\n"),
+            "test.toml:1:1: 'rule' must be written as [[rule]] tables");
+  EXPECT_EQ(parse_error("general = 3\n"),
+            "test.toml:1:11: 'general' must be a table, not an integer");
+  EXPECT_EQ(parse_error("[colours]\n"),
+            "test.toml:1:2: unknown key 'colours' (known tables: general, headless, gpu, "
+            "transfer, rule)");
+  EXPECT_EQ(parse_error("[headless]\noutputs = [\"1920x1080@60\", \"big\"]\n"),
+            "test.toml:2:28: output mode must look like \"1920x1080@60\", not \"big\"");
+}
+
+TEST(ConfigErrors, TomlSyntaxErrorsCarryPositions) {
+  // Messages are toml++ 3.3's; the position prefix is ours.
+  EXPECT_EQ(parse_error("[general]\nlog_level = \"debug\n"),
+            "test.toml:2:19: Error while parsing string: unescaped control characters other "
+            "than TAB (U+0009) are explicitly prohibited");
+  EXPECT_EQ(parse_error("[gpu]\nrender_device = \"a\"\nrender_device = \"b\"\n"),
+            "test.toml:3:17: Error while parsing key-value pair: cannot redefine existing "
+            "string 'render_device'");
+}
+
+TEST(ConfigErrors, UnreadableFile) {
+  std::string error;
+  EXPECT_FALSE(load_config("/nonexistent/ferry.toml", &error).has_value());
+  EXPECT_EQ(error, "/nonexistent/ferry.toml: cannot read: No such file or directory");
+}
+
+TEST(OutputMode, Parse) {
+  HeadlessOutput o;
+  ASSERT_TRUE(parse_output_mode("3840x2160@144", &o));
+  EXPECT_EQ(o.width, 3840);
+  EXPECT_EQ(o.height, 2160);
+  EXPECT_EQ(o.refresh_mhz, 144000);
+  EXPECT_FALSE(parse_output_mode("3840x2160@", &o));
+  EXPECT_FALSE(parse_output_mode("3840x", &o));
+  EXPECT_FALSE(parse_output_mode("0x100", &o));
+  EXPECT_FALSE(parse_output_mode("100x100@60Hz", &o));
+}
+
+}  // namespace
+}  // namespace ferry::config

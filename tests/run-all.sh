@@ -1,0 +1,19 @@
+#!/bin/sh
+# The whole test suite, as README's test command and CI run it:
+#  1. release-style build with warnings as errors, every suite (unit, gl, integration, vm);
+#  2. ASan+UBSan build, unit and integration suites.
+set -eu
+cd "$(dirname "$0")/.."
+.ci/install-deps
+[ -n "${XDG_RUNTIME_DIR:-}" ] || { XDG_RUNTIME_DIR=$(mktemp -d /tmp/ferry-xdg.XXXXXX); export XDG_RUNTIME_DIR; }
+
+if [ ! -d build-ci ]; then meson setup build-ci -Dwerror=true; else meson setup --reconfigure build-ci -Dwerror=true >/dev/null; fi
+meson compile -C build-ci
+meson test -C build-ci --print-errorlogs --num-processes 2
+
+if [ ! -d build-asan ]; then
+  meson setup build-asan -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
+fi
+meson compile -C build-asan
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+  meson test -C build-asan --print-errorlogs --num-processes 2 --suite unit --suite integration

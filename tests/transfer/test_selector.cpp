@@ -1,0 +1,173 @@
+// Mode selector decisions on synthetic traces (pure logic).
+#include <gtest/gtest.h>
+
+#include "transfer/selector.hpp"
+
+namespace ferry::transfer {
+namespace {
+
+constexpr double kPcie3x4 = 3.94e9, kPcie3x16 = 15.75e9;
+
+SelectorInputs uhd144_x4() {
+  SelectorInputs in;
+  in.link_bytes_per_s = kPcie3x4;
+  in.width = 3840;
+  in.height = 2160;
+  in.commit_hz = 144;
+  in.damage_fraction = 1;
+  in.app_class = AppClass::game;
+  return in;
+}
+
+TEST(Selector, Uhd144OnX4PicksNv12) {
+  ModeSelector sel;
+  const Decision& d = sel.decide(uhd144_x4());
+  EXPECT_EQ(d.mode, TransferMode::nv12) << d.reason;
+  EXPECT_NE(d.reason.find("nv12"), std::string::npos);
+  // The decision carries its inputs.
+  EXPECT_EQ(d.inputs.width, 3840);
+  EXPECT_DOUBLE_EQ(d.inputs.link_bytes_per_s, kPcie3x4);
+}
+
+TEST(Selector, Uhd144OnX4StandardAppAlsoNv12) {
+  SelectorInputs in = uhd144_x4();
+  in.app_class = AppClass::standard;
+  ModeSelector sel;
+  EXPECT_EQ(sel.decide(in).mode, TransferMode::nv12);
+}
+
+TEST(Selector, SmallDamagePicksTiles) {
+  SelectorInputs in;
+  in.link_bytes_per_s = kPcie3x16;
+  in.width = 1920;
+  in.height = 1080;
+  in.commit_hz = 60;
+  in.damage_fraction = 0.01;
+  in.damage_rects = 2;
+  ModeSelector sel;
+  const Decision& d = sel.decide(in);
+  EXPECT_EQ(d.mode, TransferMode::tiles) << d.reason;
+}
+
+TEST(Selector, LargeDamageOnFastLinkPicksRgb) {
+  SelectorInputs in;
+  in.link_bytes_per_s = kPcie3x16;
+  in.width = 1920;
+  in.height = 1080;
+  in.damage_fraction = 1;
+  ModeSelector sel;
+  EXPECT_EQ(sel.decide(in).mode, TransferMode::rgb);
+}
+
+TEST(Selector, TechnicalAppNeverGets420) {
+  // Even when nothing else fits the link.
+  SelectorInputs in = uhd144_x4();
+  in.app_class = AppClass::technical;
+  in.ten_bit_source = true;
+  for (double link : {0.5e9, 2.75e9, kPcie3x4, kPcie3x16}) {
+    in.link_bytes_per_s = link;
+    ModeSelector sel;
+    for (int i = 0; i < 5; ++i) {
+      const Decision& d = sel.decide(in);
+      EXPECT_NE(d.mode, TransferMode::nv12) << d.reason;
+      EXPECT_NE(d.mode, TransferMode::p010) << d.reason;
+    }
+  }
+}
+
+TEST(Selector, TenBitSourceMayUseP010OnlyWhenTenBit) {
+  SelectorInputs in = uhd144_x4();
+  ModeSelector sel;
+  for (int i = 0; i < 3; ++i) EXPECT_NE(sel.decide(in).mode, TransferMode::p010);
+}
+
+TEST(Selector, ManualOverrideWins) {
+  SelectorInputs in = uhd144_x4();
+  in.manual = TransferMode::rgb;  // does not fit the link, the user asked anyway
+  ModeSelector sel;
+  const Decision& d = sel.decide(in);
+  EXPECT_EQ(d.mode, TransferMode::rgb);
+  EXPECT_NE(d.reason.find("manual"), std::string::npos);
+  in.app_class = AppClass::technical;
+  in.manual = TransferMode::nv12;
+  EXPECT_EQ(sel.decide(in).mode, TransferMode::nv12);
+  // Back to automatic.
+  in.manual = TransferMode::automatic;
+  EXPECT_NE(sel.decide(in).mode, TransferMode::nv12);
+}
+
+TEST(Selector, NoFlappingAroundThreshold) {
+  // Commit rate oscillates so RGB's link use crosses the fit threshold every frame.
+  SelectorInputs in;
+  in.width = 1920;
+  in.height = 1080;
+  in.link_bytes_per_s = 1920.0 * 1080 * 4 * 100 / 0.75;  // rgb at 100 Hz = 75 % of link
+  ModeSelector sel;
+  int switches = 0;
+  TransferMode last = sel.decide(in).mode;
+  for (int i = 0; i < 200; ++i) {
+    in.commit_hz = (i % 2) ? 92 : 108;
+    TransferMode m = sel.decide(in).mode;
+    switches += m != last;
+    last = m;
+  }
+  EXPECT_LE(switches, 1);
+}
+
+TEST(Selector, SwitchesAfterSustainedChange) {
+  SelectorInputs in;
+  in.width = 3840;
+  in.height = 2160;
+  in.commit_hz = 60;
+  in.link_bytes_per_s = kPcie3x16;
+  ModeSelector sel;
+  EXPECT_EQ(sel.decide(in).mode, TransferMode::rgb);
+  in.link_bytes_per_s = 2.75e9;  // eGPU unplugged to a TB3 enclosure... now tight
+  in.commit_hz = 144;
+  int frames = 0;
+  while (sel.decide(in).mode == TransferMode::rgb && frames < 20) ++frames;
+  EXPECT_EQ(sel.current(), TransferMode::nv12);
+  EXPECT_GE(frames, 2);  // hysteresis held it for a few frames
+  EXPECT_LE(frames, 5);
+  EXPECT_EQ(sel.history().back().mode, TransferMode::nv12);
+}
+
+TEST(Selector, MeasuredThroughputPullsTowardsCheaperModes) {
+  SelectorInputs in;
+  in.width = 2560;
+  in.height = 1440;
+  in.commit_hz = 120;
+  in.link_bytes_per_s = kPcie3x16;       // nominally plenty
+  in.measured_bytes_per_s = 1.2e9;       // but the transfers only achieve this
+  ModeSelector sel;
+  const Decision& d = sel.decide(in);
+  EXPECT_EQ(d.mode, TransferMode::nv12) << d.reason;
+}
+
+TEST(Selector, HistoryIsBounded) {
+  SelectorConfig cfg;
+  cfg.history = 8;
+  ModeSelector sel(cfg);
+  SelectorInputs in = uhd144_x4();
+  for (int i = 0; i < 20; ++i) sel.decide(in);
+  EXPECT_EQ(sel.history().size(), 8u);
+  EXPECT_EQ(sel.history().back().frame, 20u);
+}
+
+TEST(Selector, PcieSysfsParsing) {
+  EXPECT_NEAR(pcie_bytes_per_s("8.0 GT/s PCIe", "4"), 3.938e9, 0.01e9);
+  EXPECT_NEAR(pcie_bytes_per_s("8.0 GT/s PCIe", "16"), 15.75e9, 0.01e9);
+  EXPECT_NEAR(pcie_bytes_per_s("5.0 GT/s", "1"), 0.5e9, 0.001e9);
+  EXPECT_EQ(pcie_bytes_per_s("Unknown", "4"), 0);
+  EXPECT_EQ(read_pcie_link("/nonexistent"), 0);
+}
+
+TEST(Selector, AppClassNames) {
+  EXPECT_EQ(parse_app_class("technical"), AppClass::technical);
+  EXPECT_EQ(parse_app_class("default"), AppClass::standard);
+  EXPECT_FALSE(parse_app_class("cad"));
+  EXPECT_EQ(to_string(AppClass::video), "video");
+}
+
+}  // namespace
+}  // namespace ferry::transfer
