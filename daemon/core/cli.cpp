@@ -32,7 +32,9 @@ const char kHelp[] =
     "Options:\n"
     "  --backend NAME          headless (default)\n"
     "  --socket NAME           Wayland socket name in $XDG_RUNTIME_DIR (default: wayland-N)\n"
-    "  --output WxH[@HZ]       add a headless output (repeatable; default 1280x720@60)\n"
+    "  --output WxH[@HZ][:T][*S]  add a headless output (repeatable; default\n"
+    "                          1280x720@60); T: normal 90 180 270 flipped flipped-90\n"
+    "                          flipped-180 flipped-270; S: integer scale 1-4\n"
     "  --config FILE           configuration file\n"
     "  --display-device PATH   DRM device that drives displays\n"
     "  --log-level LEVEL       error, warning, notice, info (default) or debug\n"
@@ -52,7 +54,35 @@ enum Opt {
 
 }  // namespace
 
-bool parse_output_mode(const std::string& text, OutputMode* out) {
+bool parse_transform(const std::string& name, Transform* out) {
+  static const char* const names[] = {"normal", "90", "180", "270", "flipped", "flipped-90",
+                                      "flipped-180", "flipped-270"};
+  for (uint32_t i = 0; i < 8; ++i)
+    if (name == names[i]) {
+      *out = Transform(i);
+      return true;
+    }
+  return false;
+}
+
+bool parse_output_mode(const std::string& full, OutputMode* out) {
+  // WIDTHxHEIGHT[@HZ][:TRANSFORM][*SCALE]
+  std::string text = full;
+  int32_t scale = 1;
+  if (size_t star = text.find('*'); star != std::string::npos) {
+    char* end = nullptr;
+    long v = std::strtol(text.c_str() + star + 1, &end, 10);
+    if (!end || *end || v < 1 || v > 4) return false;
+    scale = int32_t(v);
+    text.resize(star);
+  }
+  Transform transform = Transform::normal;
+  if (size_t colon = text.find(':'); colon != std::string::npos) {
+    if (!parse_transform(text.substr(colon + 1), &transform)) return false;
+    text.resize(colon);
+  }
+  out->transform = transform;
+  out->scale = scale;
   int w = 0, h = 0, consumed = 0;
   if (std::sscanf(text.c_str(), "%dx%d%n", &w, &h, &consumed) != 2) return false;
   if (w <= 0 || h <= 0 || w > 16384 || h > 16384) return false;
@@ -102,7 +132,7 @@ CliResult parse_cli(int argc, char** argv, CliOptions* out, std::string* error) 
       case kOutput: {
         OutputMode m;
         if (!parse_output_mode(optarg, &m)) {
-          *error = std::string("bad --output '") + optarg + "': expected WIDTHxHEIGHT[@HZ]";
+          *error = std::string("bad --output '") + optarg + "': expected WIDTHxHEIGHT[@HZ][:TRANSFORM][*SCALE]";
           return CliResult::error;
         }
         out->server.outputs.push_back(m);

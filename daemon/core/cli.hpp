@@ -28,7 +28,8 @@ enum class CliResult { run, exit_ok, error };
 
 // Parses argv; prints --help/--version itself (exit_ok).
 CliResult parse_cli(int argc, char** argv, CliOptions* out, std::string* error);
-// Parses "WIDTHxHEIGHT[@HZ]" (HZ may have decimals).
+// Parses "WIDTHxHEIGHT[@HZ][:TRANSFORM][*SCALE]" (HZ may have decimals).
+bool parse_transform(const std::string& name, Transform* out);
 bool parse_output_mode(const std::string& text, OutputMode* out);
 // Runs ferryd; returns the process exit status.
 int run_daemon(const CliOptions& cli);

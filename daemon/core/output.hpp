@@ -29,6 +29,8 @@ class Surface;
 struct OutputMode {
   int32_t width = 1280, height = 720;
   int32_t refresh_mhz = 60000;
+  Transform transform = Transform::normal;  // initial output transform (headless)
+  int32_t scale = 1;
   int64_t period_ns() const { return refresh_mhz > 0 ? 1'000'000'000'000LL / refresh_mhz : 16'666'667; }
 };
 

@@ -85,6 +85,8 @@ Output* Server::add_headless_output(const OutputMode& mode) {
   // Outputs sit side by side, left to right.
   int32_t x = 0;
   for (auto& o : outputs_) x = std::max(x, o->layout_box().right());
+  out->set_transform(mode.transform);
+  out->set_scale(mode.scale);
   out->set_position(x, 0);
   out->set_backend(create_headless_backend(*this, *out));
   Output* raw = out.get();

@@ -216,10 +216,11 @@ class XdgToplevel {
   void request_maximized(bool maximized);
   void request_fullscreen(bool fullscreen, Output* output);
 
-  // Emitted when title or app_id changed (data: XdgToplevel*).
-  wl_signal on_metadata;
-  // Emitted when the toplevel unmaps or is destroyed (data: XdgToplevel*); children re-parent.
-  wl_signal on_unmap;
+  // Signals (data: XdgToplevel*). Listeners outside this file must disconnect when
+  // on_destroy fires; any still connected afterwards are unlinked, never called again.
+  wl_signal on_metadata;  // title or app_id changed
+  wl_signal on_unmap;     // unmapped, or being destroyed (child toplevels re-parent)
+  wl_signal on_destroy;   // the object is about to be deleted
 
   // Protocol glue (xdg_toplevel.cpp).
   void set_title(const char* t);

@@ -142,6 +142,15 @@ const struct xdg_toplevel_interface kToplevelImpl = {
 
 void toplevel_resource_destroy(wl_resource* r) { delete tl(r); }
 
+// Leaves listeners still on 'sig' safe to disconnect after the signal is freed.
+void unlink_all(wl_signal* sig) {
+  while (!wl_list_empty(&sig->listener_list)) {
+    wl_list* link = sig->listener_list.next;
+    wl_list_remove(link);
+    wl_list_init(link);
+  }
+}
+
 void add_state(wl_array* states, uint32_t state) {
   auto* p = static_cast<uint32_t*>(wl_array_add(states, sizeof(uint32_t)));
   if (p) *p = state;
@@ -153,6 +162,7 @@ XdgToplevel::XdgToplevel(XdgSurface& xdg, wl_resource* resource)
     : xdg_(&xdg), resource_(resource) {
   wl_signal_init(&on_metadata);
   wl_signal_init(&on_unmap);
+  wl_signal_init(&on_destroy);
   wl_resource_set_implementation(resource, &kToplevelImpl, this, toplevel_resource_destroy);
   Surface& s = *xdg.surface();
   view_ = std::make_unique<ToplevelView>(s.server().scene(), s, *this);
@@ -160,10 +170,12 @@ XdgToplevel::XdgToplevel(XdgSurface& xdg, wl_resource* resource)
 }
 
 XdgToplevel::~XdgToplevel() {
+  wl_signal_emit_mutable(&on_destroy, this);
   XdgSurface* xdg = xdg_;
   detach();
   // Children pointing at us re-parent, even if we were not mapped.
   wl_signal_emit_mutable(&on_unmap, this);
+  for (wl_signal* sig : {&on_metadata, &on_unmap, &on_destroy}) unlink_all(sig);
   if (xdg) xdg->role_destroyed();
 }
 

@@ -102,14 +102,28 @@ Renderer::~Renderer() {
 
 bool Renderer::upload(std::unique_ptr<SurfaceTexture>& tex, ShmBuffer& buffer,
                       const Region& buffer_damage, std::string* error) {
-  const GlFormat* f = find_format(buffer.drm_format());
+  const uint8_t* data = buffer.begin_access();
+  if (!data) {
+    *error = "buffer is gone";
+    return false;
+  }
+  bool ok = upload_pixels(tex, data, buffer.width(), buffer.height(), buffer.stride(),
+                          buffer.drm_format(), buffer_damage, error);
+  buffer.end_access();
+  return ok;
+}
+
+bool Renderer::upload_pixels(std::unique_ptr<SurfaceTexture>& tex, const uint8_t* data,
+                             int32_t w, int32_t h, int32_t stride, uint32_t drm_format,
+                             const Region& buffer_damage, std::string* error) {
+  const GlFormat* f = find_format(drm_format);
   if (!f) {
     char buf[96];
-    std::snprintf(buf, sizeof buf, "wl_shm format 0x%08x cannot be sampled", buffer.shm_format());
+    std::snprintf(buf, sizeof buf, "format 0x%08x cannot be sampled", drm_format);
     *error = buf;
     return false;
   }
-  const int32_t w = buffer.width(), h = buffer.height();
+  egl_->make_current();
   Region damage = buffer_damage;
   if (!tex || tex->width_ != w || tex->height_ != h || tex->drm_format_ != f->drm) {
     tex = std::unique_ptr<SurfaceTexture>(new SurfaceTexture());
@@ -127,14 +141,9 @@ bool Renderer::upload(std::unique_ptr<SurfaceTexture>& tex, ShmBuffer& buffer,
     damage = Region(Rect{0, 0, w, h});
   }
   damage.intersect(Rect{0, 0, w, h});
-  const uint8_t* data = buffer.begin_access();
-  if (!data) {
-    *error = "buffer is gone";
-    return false;
-  }
   glBindTexture(GL_TEXTURE_2D, tex->tex_);
   glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
-  glPixelStorei(GL_UNPACK_ROW_LENGTH, buffer.stride() / f->bpp);
+  glPixelStorei(GL_UNPACK_ROW_LENGTH, stride / f->bpp);
   for (const Rect& r : damage.rects()) {
     glPixelStorei(GL_UNPACK_SKIP_PIXELS, r.x);
     glPixelStorei(GL_UNPACK_SKIP_ROWS, r.y);
@@ -143,7 +152,6 @@ bool Renderer::upload(std::unique_ptr<SurfaceTexture>& tex, ShmBuffer& buffer,
   glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
   glPixelStorei(GL_UNPACK_SKIP_PIXELS, 0);
   glPixelStorei(GL_UNPACK_SKIP_ROWS, 0);
-  buffer.end_access();
   return true;
 }
 

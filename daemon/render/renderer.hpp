@@ -80,6 +80,10 @@ class Renderer {
   // change, which uploads everything). buffer_damage is in buffer pixels.
   bool upload(std::unique_ptr<SurfaceTexture>& tex, ShmBuffer& buffer, const Region& buffer_damage,
               std::string* error);
+  // Same from plain memory (tests, screenshots of internal content).
+  bool upload_pixels(std::unique_ptr<SurfaceTexture>& tex, const uint8_t* data, int32_t width,
+                     int32_t height, int32_t stride, uint32_t drm_format,
+                     const Region& buffer_damage, std::string* error);
 
   // Draws one frame. Only pixels inside frame.damage change.
   FrameStats render(const RenderTarget& target, const FrameInput& frame);

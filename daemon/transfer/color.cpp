@@ -100,31 +100,20 @@ ChromaTaps wide_taps(double origin) {
     }
   }
   for (int r = 0; r < kChroma; ++r) z[r] /= m[size_t(r) * kChroma + r];
+  // Symmetric about the chroma site: -R..R co-sited, -R+1..R between samples.
   ChromaTaps t;
   const int centre = 2 * mid;
-  t.first = -kRadius;
-  t.count = 2 * kRadius + 2;  // covers both co-sited and mid-sited supports
+  t.first = origin == 0.0 ? -kRadius : -kRadius + 1;
+  t.count = origin == 0.0 ? 2 * kRadius + 1 : 2 * kRadius;
   double sum = 0;
   for (int k = 0; k < t.count; ++k) {
     int x = centre + t.first + k;
     double s = 0;
     for (int i = 0; i < kChroma; ++i) s += z[i] * u[size_t(x) * kChroma + i];
-    t.w[k] = s;
+    t.w[size_t(k)] = s;
     sum += s;
   }
-  for (int k = 0; k < t.count; ++k) t.w[k] /= sum;
-  // Drop negligible outer taps.
-  while (t.count > 0 && std::abs(t.w[t.count - 1]) < 1e-3) --t.count;
-  int lead = 0;
-  while (lead < t.count && std::abs(t.w[lead]) < 1e-3) ++lead;
-  if (lead) {
-    for (int k = 0; k + lead < t.count; ++k) t.w[k] = t.w[k + lead];
-    t.first += lead;
-    t.count -= lead;
-  }
-  sum = 0;
-  for (int k = 0; k < t.count; ++k) sum += t.w[k];
-  for (int k = 0; k < t.count; ++k) t.w[k] /= sum;
+  for (int k = 0; k < t.count; ++k) t.w[size_t(k)] /= sum;
   return t;
 }
 

@@ -45,7 +45,12 @@ double fit_score(double need, double capacity, const SelectorConfig& c) {
 double metric_score(size_t metric, TransferMode m, const SelectorInputs& in, const SelectorConfig& c) {
   const bool yuv420 = m == TransferMode::nv12 || m == TransferMode::p010;
   switch (metric) {
-    case 0: return fit_score(mode_bytes_per_s(m, in), in.link_bytes_per_s, c);
+    case 0: {
+      // Usable capacity: the nominal link, or less when recent transfers achieved less.
+      double cap = in.link_bytes_per_s;
+      if (in.measured_bytes_per_s > 0) cap = cap > 0 ? std::min(cap, in.measured_bytes_per_s) : in.measured_bytes_per_s;
+      return fit_score(mode_bytes_per_s(m, in), cap, c);
+    }
     case 1:
       switch (m) {
         case TransferMode::rgb:

@@ -4,7 +4,8 @@
 // one selector per surface, used from the thread that owns the surface.
 //
 // Metrics and weights (documented in docs/transfer.md):
-//   link fit      0.35  bytes/s the mode needs vs usable link capacity
+//   link fit      0.35  bytes/s the mode needs vs usable capacity (link, or the
+//                       measured throughput when lower)
 //   fidelity      0.25  what the payload loses (rgb/tiles exact ... nv12 most)
 //   tiling        0.15  damage fraction and rectangle count (tiles' overhead)
 //   gpu time      0.10  recent source + destination GPU time vs the frame period

@@ -220,6 +220,27 @@ TEST_F(RateLimitTest, ChangesAreCoalesced) {
   EXPECT_DOUBLE_EQ(snap.surfaces[0].num("MBps"), 119.0);
 }
 
+TEST_F(ServiceTest, LosingTheBusRemovesTheLoopSources) {
+  bool active = false;
+  loop_.run([&] { active = source_->active(); });
+  ASSERT_TRUE(active);
+  bus_.stop();
+  // The hang-up is seen by the loop; the sources go so epoll does not spin on a dead fd.
+  int64_t deadline = now_ns() + 3'000'000'000;
+  while (now_ns() < deadline) {
+    loop_.run([&] { active = source_->active(); });
+    if (!active) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_FALSE(active);
+  bool connected = true;
+  loop_.run([&] {
+    connected = service_->connected();
+    service_->changed(bus::DbusService::change_all);  // harmless once disconnected
+  });
+  EXPECT_FALSE(connected);
+}
+
 TEST_F(ServiceTest, SecondServiceCannotTakeTheName) {
   FakeModel other;
   bus::DbusService::Options opts;

@@ -81,11 +81,16 @@ TestBus::TestBus() {
   chmod((dir_ + "/bus").c_str(), 0777);
 }
 
-TestBus::~TestBus() {
+void TestBus::stop() {
   if (pid_ > 0) {
     kill(pid_, SIGTERM);
     waitpid(pid_, nullptr, 0);
   }
+  pid_ = -1;
+}
+
+TestBus::~TestBus() {
+  stop();
   if (!dir_.empty()) {
     std::error_code ec;
     std::filesystem::remove_all(dir_, ec);

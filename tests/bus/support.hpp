@@ -32,6 +32,8 @@ class TestBus {
   bool ok() const { return !address_.empty(); }
   const std::string& address() const { return address_; }
   const std::string& error() const { return error_; }
+  // Terminates the daemon now (as a crashed or stopped session bus would go).
+  void stop();
 
  private:
   std::string dir_;

@@ -1,6 +1,7 @@
 // ferry-run end to end (the real binary, started with a controlled environment) and its
 // desktop-entry Exec parsing.
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <spawn.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -187,14 +188,14 @@ TEST(FerryRun, RuleFromConfigChoosesGpu) {
   World w;
   w.sysfs().hybrid_laptop("amdgpu");
   w.start_ferryd();
-  std::ofstream(w.path("rules.toml")) << "[[rule]]\nname = \"light\"\nexe = \"foot\"\ngpu = \"integrated\"\n";
-  Result r = w.run({"--print-env", "--config", w.path("rules.toml"), "--", "foot"});
+  std::ofstream(w.path("rules.toml")) << "[[rule]]\nname = \"light\"\nexe = \"cat\"\ngpu = \"integrated\"\n";
+  Result r = w.run({"--print-env", "--config", w.path("rules.toml"), "--", "cat"});
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("FERRY_GPU=integrated\n"), std::string::npos) << r.out;
   EXPECT_NE(r.err.find("GPU integrated (from rule 'light' (" + w.path("rules.toml") + ":1:1))"),
             std::string::npos) << r.err;
   // --gpu beats the rule.
-  r = w.run({"--print-env", "--config", w.path("rules.toml"), "--gpu", "discrete", "--", "foot"});
+  r = w.run({"--print-env", "--config", w.path("rules.toml"), "--gpu", "discrete", "--", "cat"});
   EXPECT_NE(r.out.find("DRI_PRIME=pci-0000_01_00_0\n"), std::string::npos) << r.out;
 }
 
@@ -323,7 +324,8 @@ TEST(DesktopExec, Quoting) {
   EXPECT_EQ(exec_of("app \"\\\\$HOME \\\\`x\\\\` \\\\\\\\\""), (V{"app", "$HOME `x` \\"}));
   EXPECT_EQ(exec_of("app \"%f stays\""), (V{"app", "%f stays"}));
   EXPECT_EQ(exec_of("app \"\" end"), (V{"app", "", "end"}));
-  EXPECT_EQ(exec_of("app\\sspace"), (V{"app space"}));  // \s is a key-file escape
+  // \s is a key-file escape for a space, and a space separates arguments.
+  EXPECT_EQ(exec_of("app\\sspace"), (V{"app", "space"}));
   EXPECT_EQ(exec_of("  app   a  "), (V{"app", "a"}));
   EXPECT_EQ(exec_of("sh -c \"echo a; echo b\""), (V{"sh", "-c", "echo a; echo b"}));
 }

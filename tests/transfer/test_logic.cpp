@@ -80,7 +80,9 @@ TEST(Color, FilterTapsSumToOneAndRespectSiting) {
         EXPECT_NEAR(sum, 1, 1e-9);
         EXPECT_LE(t.count, 12);
         // Filters other than box are centred on the chroma site.
-        if (f != ChromaFilter::box) EXPECT_NEAR(centroid, chroma_origin(s, axis), 1e-6);
+        if (f != ChromaFilter::box) {
+          EXPECT_NEAR(centroid, chroma_origin(s, axis), 1e-6);
+        }
       }
 }
 
@@ -117,13 +119,13 @@ TEST(Tiles, DamageMarksTouchedTilesOnly) {
 }
 
 TEST(Tiles, CpuPackApplyIsBitExact) {
-  Image a = make_content(Content::static_small, 101, 67, 0);
-  Image b = make_content(Content::static_small, 101, 67, 1);
-  TileGrid g{101, 67, 16};
+  Image a = make_content(Content::static_small, 320, 200, 0);
+  Image b = make_content(Content::static_small, 320, 200, 1);
+  TileGrid g{320, 200, 16};
   auto flags = tile_flags_from_diff(g, a.rgba.data(), b.rgba.data());
   auto payload = cpu_pack_tiles(g, flags, b.rgba.data());
   std::vector<uint8_t> copy = a.rgba;
-  ASSERT_TRUE(cpu_apply_tiles(payload.data(), payload.size(), 101, 67, copy.data()));
+  ASSERT_TRUE(cpu_apply_tiles(payload.data(), payload.size(), 320, 200, copy.data()));
   EXPECT_EQ(copy, b.rgba);
   EXPECT_LT(payload.size(), b.rgba.size() / 4);
 }

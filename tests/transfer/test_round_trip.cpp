@@ -9,6 +9,7 @@
 #include "gl_fixture.hpp"
 #include "transfer/content.hpp"
 #include "transfer/cpu_reference.hpp"
+#include "transfer/formats.hpp"
 #include "transfer/layout.hpp"
 
 namespace ferry::transfer::test {

@@ -82,6 +82,11 @@ int disable_pipeline(int fd, const Pipeline& pipeline) {
   c.set(pipeline.crtc_id, "MODE_ID", 0);
   c.set(pipeline.crtc_id, "ACTIVE", 0);
   c.set(pipeline.connector_id, "CRTC_ID", 0);
+  if (pipeline.writeback_id) {
+    // A writeback connector left on the CRTC would make the disable invalid.
+    c.set(pipeline.writeback_id, "CRTC_ID", 0);
+    c.set(pipeline.writeback_id, "WRITEBACK_FB_ID", 0);
+  }
   c.set(pipeline.primary_plane, "FB_ID", 0);
   c.set(pipeline.primary_plane, "CRTC_ID", 0);
   for (uint32_t plane : pipeline.overlay_planes) {
