@@ -7,11 +7,21 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <optional>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
+#include "bus/dbus_service.hpp"
+#include "bus/event_loop_source.hpp"
+#include "bus/sd_notify.hpp"
+#include "config/lookup.hpp"
+#include "config/runtime.hpp"
+#include "config/watcher.hpp"
+#include "core/control.hpp"
 #include "core/surface.hpp"
+#include "gpu/doctor.hpp"
+#include "gpu/gpu.hpp"
 #include "render/egl_context.hpp"
 #include "render/renderer.hpp"
 #include "util/clock.hpp"
@@ -269,15 +279,104 @@ void ensure_runtime_dir() {
 
 int run_daemon(const CliOptions& cli) {
   if (cli.log_level_set) log::set_level(cli.log_level);
+  if (cli.doctor) {
+    gpu::DoctorOptions opts;
+    opts.display_device = cli.display_device;
+    return gpu::run_doctor(opts, stdout);
+  }
   ensure_runtime_dir();
-  Server server(cli.server);
+
+  // Config: a bad file at start-up is fatal (there is no last good config yet); later a bad
+  // reload keeps the config in force.
   std::string error;
+  auto cfg = config::load_startup_config(cli.config_path, &error);
+  if (!cfg) {
+    log_error("%s", error.c_str());
+    return 1;
+  }
+  if (!cli.log_level_set) log::set_level(cfg->log_level);
+  if (!cfg->path.empty()) log_info("config: %s (%zu rules)", cfg->path.c_str(), cfg->rules.size());
+  std::string watch_path = cfg->path.empty() ? config::user_config_path() : cfg->path;
+  config::ConfigWatcher watcher(watch_path, *cfg, [](const config::Config& c) {
+    log::set_level(c.log_level);
+    log_info("config reloaded: %s (%zu rules)", c.path.c_str(), c.rules.size());
+  });
+
+  ServerOptions options = cli.server;
+  if (options.outputs.empty())
+    for (const auto& ho : cfg->headless_outputs) {
+      OutputMode m;
+      m.width = ho.width;
+      m.height = ho.height;
+      m.refresh_mhz = ho.refresh_mhz;
+      options.outputs.push_back(m);
+    }
+
+  Server server(options);
   if (!server.init(&error)) {
     log_error("%s", error.c_str());
     return 1;
   }
   std::printf("ferryd: listening on WAYLAND_DISPLAY=%s\n", server.socket_name().c_str());
   std::fflush(stdout);
+  std::string sock_err;
+  if (!config::write_socket_file(server.socket_name(), &sock_err))
+    log_warn("cannot record the socket for ferry-run: %s", sock_err.c_str());
+
+  // GPUs for the control API (none on a machine without /dev/dri: said plainly).
+  std::vector<gpu::Gpu> gpus = gpu::discover({});
+  gpu::RoleOverrides roles{cli.display_device.empty() ? cfg->display_device : cli.display_device,
+                           cfg->render_device};
+  std::string role_err;
+  if (!gpus.empty() && !gpu::assign_roles(gpus, roles, &role_err)) log_warn("%s", role_err.c_str());
+  if (gpus.empty()) log_info("no DRM GPU found: composing on the headless backend only");
+
+  ServerControl control(server, &watcher, gpus);
+  wl_event_source* inotify_src = nullptr;
+  if (watcher.fd() >= 0)
+    inotify_src = wl_event_loop_add_fd(
+        server.loop(), watcher.fd(), WL_EVENT_READABLE,
+        [](int, uint32_t, void* data) {
+          static_cast<config::ConfigWatcher*>(data)->dispatch();
+          return 0;
+        },
+        &watcher);
+  auto notifier = bus::SystemdNotifier::from_environment();
+  bus::WatchdogTimer watchdog(server.loop(), notifier);
+  std::string bus_err;
+  auto service = bus::DbusService::create(control, {}, &bus_err);
+  std::optional<bus::BusEventSource> bus_src;
+  if (service)
+    bus_src.emplace(server.loop(), *service);
+  else
+    log_notice("D-Bus control API unavailable: %s (ferryctl will not reach this ferryd)",
+               bus_err.c_str());
+
+  struct HupState {
+    config::ConfigWatcher* watcher;
+    bus::SystemdNotifier* notifier;
+    bus::DbusService* service;
+  } hup{&watcher, &notifier, service.get()};
+  sigset_t hupmask;
+  sigemptyset(&hupmask);
+  sigaddset(&hupmask, SIGHUP);
+  sigprocmask(SIG_BLOCK, &hupmask, nullptr);
+  wl_event_source* hup_src = wl_event_loop_add_signal(
+      server.loop(), SIGHUP,
+      [](int, void* data) {
+        auto* h = static_cast<HupState*>(data);
+        h->notifier->reloading();
+        std::string err;
+        bool ok = h->watcher->reload(&err);
+        if (!ok) log_error("config reload failed, keeping the previous config: %s", err.c_str());
+        if (h->service)
+          h->service->config_reloaded(ok ? bus::ActionResult::success()
+                                         : bus::ActionResult::error(bus::ActionResult::Code::failed, err));
+        h->notifier->ready();
+        return 0;
+      },
+      &hup);
+  notifier.ready("listening on " + server.socket_name());
 
   RunState st{&server};
   // Signals are delivered through the event loop (signalfd), so block them first.
@@ -320,8 +419,14 @@ int run_daemon(const CliOptions& cli) {
     kill(st.child, SIGTERM);
     waitpid(st.child, nullptr, 0);
   }
+  notifier.stopping();
+  config::remove_socket_file();
   if (timer) wl_event_source_remove(timer);
   for (auto* s : sources) wl_event_source_remove(s);
+  wl_event_source_remove(hup_src);
+  if (inotify_src) wl_event_source_remove(inotify_src);
+  bus_src.reset();
+  service.reset();
   return status;
 }
 

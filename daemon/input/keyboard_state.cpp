@@ -7,8 +7,12 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdarg>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+
+#include "util/log.hpp"
 
 namespace ferry {
 
@@ -61,6 +65,17 @@ UniqueFd make_sealed_memfd(const std::string& text, std::string* error) {
   return fd;
 }
 
+// xkbcommon reports missing optional include dirs (~/.xkb, /etc/xkb) as errors; its
+// messages go to the debug log and a real failure is reported through *error instead.
+void xkb_log(xkb_context*, xkb_log_level, const char* format, va_list args) {
+  if (int(log::Level::debug) > int(log::level())) return;
+  char buf[512];
+  vsnprintf(buf, sizeof buf, format, args);
+  size_t n = std::strlen(buf);
+  if (n > 0 && buf[n - 1] == '\n') buf[n - 1] = '\0';
+  log_debug("xkbcommon: %s", buf);
+}
+
 }  // namespace
 
 KeyboardState::KeyboardState() : xkb_(std::make_unique<Xkb>()) {}
@@ -80,6 +95,7 @@ std::unique_ptr<KeyboardState> KeyboardState::create(const KeymapNames& names, s
     *error = "xkb_context_new failed";
     return nullptr;
   }
+  xkb_context_set_log_fn(x.context, xkb_log);
   xkb_rule_names rmlvo{};
   rmlvo.rules = kb->names_.rules.c_str();
   rmlvo.model = kb->names_.model.c_str();

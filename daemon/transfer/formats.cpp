@@ -53,8 +53,6 @@ bool check_conversion(uint32_t fourcc, TransferMode mode, std::string* error) {
   const char* why = nullptr;
   if (depth == SourceDepth::unsupported)
     why = "the source format is not one the transfer engine converts (8-bit, 10-bit or FP16 RGB)";
-  else if (mode == TransferMode::p010 && depth == SourceDepth::bits8)
-    why = "P010 needs a 10-bit or FP16 source";
   else if (mode == TransferMode::automatic)
     why = "the mode must be resolved by the selector first";
   if (!why) return true;

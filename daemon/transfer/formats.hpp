@@ -19,8 +19,8 @@ SourceDepth source_depth(uint32_t fourcc);
 bool is_rgba8_memory_order(uint32_t fourcc);
 
 // Checks that a frame of 'fourcc' can be sent as 'mode'. On failure fills *error with a
-// message naming both formats. P010 needs a 10-bit or FP16 source (an 8-bit source gains
-// nothing from it and the selector never picks it).
+// message naming both formats. (P010 from an 8-bit source is allowed but gains nothing;
+// the selector only picks it for 10-bit and FP16 sources.)
 bool check_conversion(uint32_t fourcc, TransferMode mode, std::string* error);
 
 }  // namespace ferry::transfer

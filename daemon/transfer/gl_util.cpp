@@ -72,6 +72,9 @@ bool wait_fence(EGLDisplay display, EGLSync* fence, uint64_t timeout_ns) {
 }
 
 GLuint make_texture(GLenum internal_format, int32_t width, int32_t height) {
+  // Keep the caller's binding: targets are created lazily between binding and drawing.
+  GLint bound = 0;
+  glGetIntegerv(GL_TEXTURE_BINDING_2D, &bound);
   GLuint tex = 0;
   glGenTextures(1, &tex);
   glBindTexture(GL_TEXTURE_2D, tex);
@@ -80,6 +83,7 @@ GLuint make_texture(GLenum internal_format, int32_t width, int32_t height) {
   glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
   glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
   glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+  glBindTexture(GL_TEXTURE_2D, GLuint(bound));
   return tex;
 }
 

@@ -40,6 +40,7 @@ EGLSync insert_fence(EGLDisplay display);
 // Returns true when signalled (or when 'fence' was EGL_NO_SYNC).
 bool wait_fence(EGLDisplay display, EGLSync* fence, uint64_t timeout_ns);
 
+// Immutable single-level texture, nearest sampling; leaves the current binding alone.
 GLuint make_texture(GLenum internal_format, int32_t width, int32_t height);
 
 }  // namespace ferry::transfer

@@ -94,9 +94,12 @@ TEST(Formats, UnsupportedConversionNamesBothFormats) {
   EXPECT_FALSE(check_conversion(DRM_FORMAT_RGB565, TransferMode::nv12, &err));
   EXPECT_NE(err.find("RGB565"), std::string::npos) << err;
   EXPECT_NE(err.find("nv12"), std::string::npos) << err;
-  EXPECT_FALSE(check_conversion(DRM_FORMAT_XRGB8888, TransferMode::p010, &err));
-  EXPECT_NE(err.find("XRGB8888"), std::string::npos) << err;
-  EXPECT_NE(err.find("p010"), std::string::npos) << err;
+  EXPECT_FALSE(check_conversion(DRM_FORMAT_NV12, TransferMode::rgb, &err));
+  EXPECT_NE(err.find("NV12"), std::string::npos) << err;
+  EXPECT_NE(err.find("rgb"), std::string::npos) << err;
+  EXPECT_FALSE(check_conversion(0x20203859, TransferMode::yuv444, &err));
+  EXPECT_NE(err.find("0x20203859"), std::string::npos) << err;
+  EXPECT_NE(err.find("yuv444"), std::string::npos) << err;
 }
 
 TEST(Tiles, CompactionOffsetsAreGapFree) {

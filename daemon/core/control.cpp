@@ -1,0 +1,207 @@
+#include "core/control.hpp"
+
+#include <algorithm>
+
+#include "config/peer.hpp"
+#include "config/watcher.hpp"
+#include "core/server.hpp"
+#include "core/surface.hpp"
+#include "protocol/xdg_shell.hpp"
+
+namespace ferry {
+
+struct ServerControl::ClientEntry {
+  ServerControl* owner;
+  wl_client* client;
+  uint32_t id;
+  pid_t pid = 0;
+  config::ClientInfo info;  // exe and tag from /proc at connection time
+  wl_listener destroy{};
+};
+
+namespace {
+const char* transform_name(Transform t) {
+  static const char* const names[] = {"normal", "90", "180", "270", "flipped", "flipped-90",
+                                      "flipped-180", "flipped-270"};
+  return names[uint32_t(t) & 7];
+}
+
+bool valid_mode(std::string_view m) {
+  config::TransferChoice c;
+  return config::parse(m, &c);
+}
+}  // namespace
+
+ServerControl::ServerControl(Server& server, config::ConfigWatcher* watcher,
+                             std::vector<gpu::Gpu> gpus)
+    : server_(server), watcher_(watcher), gpus_(std::move(gpus)) {
+  client_created_.notify = &ServerControl::on_client_created;
+  wl_display_add_client_created_listener(server_.display(), &client_created_);
+}
+
+ServerControl::~ServerControl() {
+  wl_list_remove(&client_created_.link);
+  for (auto& [c, e] : clients_) wl_list_remove(&e->destroy.link);
+}
+
+void ServerControl::on_client_created(wl_listener* l, void* data) {
+  ServerControl* self = wl_container_of(l, self, client_created_);
+  auto* client = static_cast<wl_client*>(data);
+  auto e = std::make_unique<ClientEntry>();
+  e->owner = self;
+  e->client = client;
+  e->id = ++self->next_client_id_;
+  uid_t uid;
+  gid_t gid;
+  wl_client_get_credentials(client, &e->pid, &uid, &gid);
+  if (e->pid > 0) e->info = config::client_info_of_pid(e->pid);
+  e->destroy.notify = [](wl_listener* dl, void* d) {
+    ClientEntry* entry = wl_container_of(dl, entry, destroy);
+    wl_list_remove(&entry->destroy.link);
+    entry->owner->clients_.erase(static_cast<wl_client*>(d));
+  };
+  wl_client_add_destroy_listener(client, &e->destroy);
+  self->clients_[client] = std::move(e);
+}
+
+uint32_t ServerControl::client_id(wl_client* client) const {
+  auto it = clients_.find(client);
+  return it == clients_.end() ? 0 : it->second->id;
+}
+
+config::ClientInfo ServerControl::client_info(wl_client* client) const {
+  config::ClientInfo info;
+  if (auto it = clients_.find(client); it != clients_.end()) info = it->second->info;
+  for (XdgToplevel* t : xdg_toplevels(server_))
+    if (t->client() == client && !t->app_id().empty()) {
+      info.app_id = t->app_id();
+      break;
+    }
+  return info;
+}
+
+std::vector<bus::GpuInfo> ServerControl::gpus() const {
+  std::vector<bus::GpuInfo> out;
+  for (const gpu::Gpu& g : gpus_) {
+    bus::GpuInfo i;
+    i.name = g.label();
+    char id[16];
+    std::snprintf(id, sizeof id, "%04x:%04x", g.vendor_id, g.device_id);
+    i.pci_id = id;
+    i.pci_address = g.pci_address;
+    i.driver = g.driver;
+    i.role = gpu::role_name(g.role);
+    i.link_speed_gts = g.link.cur_speed_gts;
+    i.link_width = uint32_t(g.link.cur_width);
+    i.max_link_speed_gts = g.link.max_speed_gts;
+    i.max_link_width = uint32_t(g.link.max_width);
+    i.capacity_bytes_per_s = g.link.cur_bytes_per_s();
+    out.push_back(std::move(i));
+  }
+  return out;
+}
+
+std::vector<bus::OutputInfo> ServerControl::outputs() const {
+  std::vector<bus::OutputInfo> out;
+  for (const auto& o : server_.outputs()) {
+    bus::OutputInfo i;
+    i.name = o->name();
+    i.description = o->description();
+    i.width = o->mode().width;
+    i.height = o->mode().height;
+    i.refresh_mhz = o->mode().refresh_mhz;
+    i.transform = transform_name(o->transform());
+    i.scale = o->scale();
+    i.frames_composed = o->stats().frames_composed;
+    i.frames_presented = o->stats().frames_presented;
+    i.frames_dropped = o->stats().frames_dropped;
+    out.push_back(std::move(i));
+  }
+  return out;
+}
+
+std::vector<bus::ClientInfo> ServerControl::clients() const {
+  std::vector<bus::ClientInfo> out;
+  for (const auto& [client, e] : clients_) {
+    bus::ClientInfo i;
+    i.id = e->id;
+    i.pid = e->pid;
+    i.exe = e->info.exe;
+    i.tag = e->info.tag;
+    i.app_id = client_info(client).app_id;
+    out.push_back(std::move(i));
+  }
+  std::sort(out.begin(), out.end(), [](auto& a, auto& b) { return a.id < b.id; });
+  return out;
+}
+
+std::string ServerControl::override_for(uint64_t surface_id, const std::string& app_id) const {
+  if (auto it = surface_overrides_.find(surface_id); it != surface_overrides_.end()) return it->second;
+  if (auto it = app_overrides_.find(app_id); it != app_overrides_.end()) return it->second;
+  return {};
+}
+
+std::vector<bus::SurfaceInfo> ServerControl::surfaces() const {
+  std::vector<bus::SurfaceInfo> out;
+  for (XdgToplevel* t : xdg_toplevels(server_)) {
+    XdgSurface* xs = t->xdg_surface();
+    Surface* s = xs ? xs->surface() : nullptr;
+    if (!s) continue;
+    bus::SurfaceInfo i;
+    i.id = uint32_t(s->id());
+    i.client_id = client_id(t->client());
+    i.app_id = t->app_id();
+    i.title = t->title();
+    i.width = s->width();
+    i.height = s->height();
+    i.override_mode = override_for(s->id(), t->app_id());
+    // Until buffers from another GPU arrive (transfer engine wiring), every buffer is
+    // local: wl_shm memory uploaded by the display GPU, nothing crosses a bus.
+    i.gpu = "";
+    i.transfer_mode = "local";
+    const config::Config* cfg = watcher_ ? &watcher_->current() : nullptr;
+    const config::Rule* rule = cfg ? config::match_rule(*cfg, client_info(t->client())) : nullptr;
+    i.reason = "wl_shm buffer on the display GPU: no cross-GPU transfer";
+    if (rule) i.reason += "; matched " + rule->describe();
+    if (!i.override_mode.empty()) i.reason += "; override " + i.override_mode + " applies to dmabuf buffers";
+    out.push_back(std::move(i));
+  }
+  return out;
+}
+
+bus::ActionResult ServerControl::reload_config() {
+  if (!watcher_) return bus::ActionResult::error(bus::ActionResult::Code::failed, "no config watcher");
+  std::string error;
+  if (!watcher_->reload(&error)) return bus::ActionResult::error(bus::ActionResult::Code::failed, error);
+  return bus::ActionResult::success();
+}
+
+bus::ActionResult ServerControl::set_transfer_mode(const bus::ModeTarget& target,
+                                                   std::string_view mode) {
+  using Code = bus::ActionResult::Code;
+  if (!valid_mode(mode))
+    return bus::ActionResult::error(Code::invalid_argument,
+                                    "unknown transfer mode '" + std::string(mode) +
+                                        "' (auto, rgb, nv12, yuv444, tiles, cpu-copy)");
+  if (target.kind == bus::ModeTarget::Kind::app) {
+    app_overrides_[target.app_id] = std::string(mode);
+    return bus::ActionResult::success();
+  }
+  for (Surface* s : server_.surfaces())
+    if (s->id() == target.surface_id) {
+      surface_overrides_[s->id()] = std::string(mode);
+      return bus::ActionResult::success();
+    }
+  return bus::ActionResult::error(Code::not_found,
+                                  "no surface " + std::to_string(target.surface_id));
+}
+
+bus::ActionResult ServerControl::clear_override(const bus::ModeTarget& target) {
+  using Code = bus::ActionResult::Code;
+  size_t n = target.kind == bus::ModeTarget::Kind::app ? app_overrides_.erase(target.app_id)
+                                                       : surface_overrides_.erase(target.surface_id);
+  if (n == 0) return bus::ActionResult::error(Code::not_found, "no override for that target");
+  return bus::ActionResult::success();
+}
+
+}  // namespace ferry

@@ -1,0 +1,55 @@
+#pragma once
+// The compositor's side of the D-Bus control API: snapshots of GPUs, outputs, clients and
+// surfaces, runtime transfer-mode overrides, and config reloads. Main thread only; owned
+// by run_daemon() next to the Server it reads.
+
+#include <wayland-server-core.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bus/control_model.hpp"
+#include "config/config.hpp"
+#include "gpu/gpu.hpp"
+
+namespace ferry {
+
+class Server;
+namespace config { class ConfigWatcher; }
+
+class ServerControl final : public bus::ControlModel {
+ public:
+  ServerControl(Server& server, config::ConfigWatcher* watcher, std::vector<gpu::Gpu> gpus);
+  ~ServerControl() override;
+
+  std::vector<bus::GpuInfo> gpus() const override;
+  std::vector<bus::OutputInfo> outputs() const override;
+  std::vector<bus::ClientInfo> clients() const override;
+  std::vector<bus::SurfaceInfo> surfaces() const override;
+  bus::ActionResult reload_config() override;
+  bus::ActionResult set_transfer_mode(const bus::ModeTarget& target, std::string_view mode) override;
+  bus::ActionResult clear_override(const bus::ModeTarget& target) override;
+
+  // ferry's id for a client (assigned on connection).
+  uint32_t client_id(wl_client* client) const;
+  // What the rules say for a client (first matching rule), for logs and the API.
+  config::ClientInfo client_info(wl_client* client) const;
+
+ private:
+  struct ClientEntry;
+  static void on_client_created(wl_listener* l, void* data);
+  std::string override_for(uint64_t surface_id, const std::string& app_id) const;
+
+  Server& server_;
+  config::ConfigWatcher* watcher_;
+  std::vector<gpu::Gpu> gpus_;
+  wl_listener client_created_{};
+  std::map<wl_client*, std::unique_ptr<ClientEntry>> clients_;
+  uint32_t next_client_id_ = 0;
+  std::map<uint64_t, std::string> surface_overrides_;
+  std::map<std::string, std::string> app_overrides_;
+};
+
+}  // namespace ferry
