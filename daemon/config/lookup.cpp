@@ -59,6 +59,10 @@ std::optional<Located> locate_config(const std::string& cli_path, std::string* e
   return Located{};
 }
 
+std::string path_to_watch(const Located& where) {
+  return where.path.empty() ? user_config_path() : where.path;
+}
+
 std::optional<Config> load_startup_config(const std::string& cli_path, std::string* error) {
   auto where = locate_config(cli_path, error);
   if (!where) return std::nullopt;

@@ -25,6 +25,10 @@ struct Located {
 // nullopt, fills *error): a typo there must not silently fall back to another file.
 std::optional<Located> locate_config(const std::string& cli_path, std::string* error);
 
+// The file a ConfigWatcher should watch: the located file, or user_config_path() when
+// none exists (so creating it later takes effect).
+std::string path_to_watch(const Located& where);
+
 // locate_config + load_config; defaults when no file exists. The error names file:line:col.
 std::optional<Config> load_startup_config(const std::string& cli_path, std::string* error);
 

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <memory>
 #include <optional>
 #include <cstdio>
 #include <cstdlib>
@@ -297,9 +298,20 @@ int run_daemon(const CliOptions& cli) {
   if (!cli.log_level_set) log::set_level(cfg->log_level);
   if (!cfg->path.empty()) log_info("config: %s (%zu rules)", cfg->path.c_str(), cfg->rules.size());
   std::string watch_path = cfg->path.empty() ? config::user_config_path() : cfg->path;
-  config::ConfigWatcher watcher(watch_path, *cfg, [](const config::Config& c) {
+  auto previous = std::make_shared<config::Config>(*cfg);
+  config::ConfigWatcher watcher(watch_path, *cfg, [previous](const config::Config& c) {
     log::set_level(c.log_level);
     log_info("config reloaded: %s (%zu rules)", c.path.c_str(), c.rules.size());
+    // Rules, log level and transfer defaults apply at once; device and output choices
+    // were made at start-up.
+    auto restart_note = [](const char* key) {
+      log_warn("config: '%s' changed; it takes effect when ferryd restarts", key);
+    };
+    if (c.display_device != previous->display_device) restart_note("display_device");
+    if (c.render_device != previous->render_device) restart_note("render_device");
+    if (c.backend != previous->backend) restart_note("backend");
+    if (c.headless_outputs.size() != previous->headless_outputs.size()) restart_note("outputs");
+    *previous = c;
   });
 
   ServerOptions options = cli.server;

@@ -59,8 +59,8 @@ Seat::Seat(Server& server, std::unique_ptr<KeyboardState> keyboard)
     pointer_focus_ = nullptr;
     pointer_focus_destroy_.disconnect();
     buttons_.clear();  // the grab ends with its surface
-    // Defer nothing: the dying surface is still in the scene's tree until its role goes,
-    // so rebasing now could pick it again; the next motion or map/unmap picks a new focus.
+    // No rebase here: the dying surface may still be in a view's tree until its role goes,
+    // so it could be picked again; the next motion or map/unmap picks the new focus.
   });
   keyboard_focus_destroy_.set_callback([this](void* data) {
     auto* dying = static_cast<Surface*>(data);
@@ -170,11 +170,13 @@ void Seat::send_pointer_enter(wl_resource* p, uint32_t serial) {
 
 void Seat::set_pointer_focus(Surface* surface, double sx, double sy) {
   if (pointer_focus_) {
+    // Moving between surfaces of one client: leave and enter share a frame (spec).
+    bool same = surface && surface->client() == pointer_focus_->client();
     uint32_t serial = server_.next_serial();
     for (wl_resource* p : pointers_) {
       if (!same_client(p, pointer_focus_)) continue;
       wl_pointer_send_leave(p, serial, pointer_focus_->resource());
-      send_frame(p);
+      if (!same) send_frame(p);
     }
   }
   // A cursor image belongs to the client that set it while focused.

@@ -128,6 +128,8 @@ struct NodeProbe {
   bool drm = false;
   bool syncobj_timeline = false;
   int missing = 0;  // EGL/GL features missing on this GPU
+  bool egl = false;  // an EGL context on GBM was made
+  bool dmabuf_modifiers = false;
 };
 
 NodeProbe probe_node(const Gpu& g, bool probe_egl, FILE* out) {
@@ -165,6 +167,8 @@ NodeProbe probe_node(const Gpu& g, bool probe_egl, FILE* out) {
     } else {
       std::fprintf(out, "  %s: EGL on GBM\n", g.card.c_str());
       p.missing += report_features(*egl, out);
+      p.egl = true;
+      p.dmabuf_modifiers = egl->caps().dmabuf_modifiers;
       egl->release_current();
     }
   }
@@ -259,10 +263,16 @@ int run_doctor(const DoctorOptions& opts, FILE* out) {
   } else if (display->render_node.empty()) {
     std::fprintf(out, "  will NOT work: the display GPU has no render node to advertise\n"
                       "  -> clients pick their own device; cross-GPU buffers may need a copy\n");
+  } else if (const NodeProbe& dp = probes[size_t(display - gpus.data())]; !dp.drm) {
+    std::fprintf(out, "  cannot tell: the display GPU's node could not be probed\n"
+                      "  -> if it fails at run time ferry advertises formats only (linux-dmabuf v3)\n");
   } else {
     std::fprintf(out, "  will work: main device %s", display->render_node.c_str());
     if (render != display) std::fprintf(out, ", render tranche for %s", render->render_node.c_str());
     std::fprintf(out, "\n");
+    if (dp.egl && !dp.dmabuf_modifiers)
+      std::fprintf(out, "  -> without EGL_EXT_image_dma_buf_import_modifiers the tranches list "
+                        "LINEAR only\n");
   }
 
   std::fprintf(out, "\n== Summary\n  %zu GPU(s), %d missing EGL/GL feature(s)%s\n", gpus.size(),

@@ -230,3 +230,30 @@ TEST(OutputMode, Parse) {
 
 }  // namespace
 }  // namespace ferry::config
+
+namespace ferry::config {
+namespace {
+
+// The installed example must parse and mean what its comments say.
+TEST(ExampleConfig, ParsesAndMatches) {
+  const char* path = std::getenv("FERRY_EXAMPLE_CONFIG");
+  ASSERT_NE(path, nullptr) << "run through meson test";
+  std::string error;
+  auto c = load_config(path, &error);
+  ASSERT_TRUE(c.has_value()) << error;
+  EXPECT_EQ(c->backend, Backend::automatic);
+  ASSERT_EQ(c->headless_outputs.size(), 1u);
+  EXPECT_EQ(c->headless_outputs[0].width, 1920);
+  ASSERT_EQ(c->rules.size(), 4u);
+  const Rule* r = match_rule(*c, {"", "/home/u/.local/share/Steam/steamapps/common/Hades/Hades", ""});
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->name, "Steam games");
+  EXPECT_EQ(r->transfer, TransferChoice::nv12);
+  r = match_rule(*c, {"org.kicad.pcbnew", "/usr/bin/pcbnew", ""});
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->app_class, AppClass::technical);
+  EXPECT_EQ(match_rule(*c, {"org.gnome.Terminal", "/usr/bin/gnome-terminal", ""}), nullptr);
+}
+
+}  // namespace
+}  // namespace ferry::config

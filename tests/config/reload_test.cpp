@@ -87,6 +87,7 @@ TEST(Lookup, OrderWithXdgConfigHome) {
   auto none = locate_config("", &error);
   ASSERT_TRUE(none.has_value());
   EXPECT_TRUE(none->path.empty());
+  EXPECT_EQ(path_to_watch(*none), t.path() + "/xdg/ferry/ferry.toml");
 
   write_file(t.path() + "/etc2/ferry/ferry.toml", "[general]\nlog_level = \"error\"\n");
   EXPECT_EQ(locate_config("", &error)->path, t.path() + "/etc2/ferry/ferry.toml");

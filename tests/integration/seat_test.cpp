@@ -492,6 +492,11 @@ TEST_F(SeatTest, PointerEnterMotionButtonAxisWithSurfaceLocalCoordinates) {
 
   // Scroll: axis_source, axis_value120 and axis, then frame.
   input_->move_to(ox + 10, oy + 10);
+  settle();
+  enters = only(c.pointer_events, "enter");
+  ASSERT_EQ(enters.size(), 2u);
+  EXPECT_DOUBLE_EQ(enters[0].x, 10);
+  EXPECT_DOUBLE_EQ(enters[0].y, 10);
   c.pointer_events.clear();
   input_->scroll(15);
   settle();
@@ -504,6 +509,36 @@ TEST_F(SeatTest, PointerEnterMotionButtonAxisWithSurfaceLocalCoordinates) {
   EXPECT_DOUBLE_EQ(axes[0].x, 15);
   EXPECT_EQ(axes[0].a, uint32_t(WL_POINTER_AXIS_VERTICAL_SCROLL));
   EXPECT_EQ(only(c.pointer_events, "axis_value120")[0].value, 120);
+}
+
+TEST_F(SeatTest, LeaveAndEnterBetweenSurfacesOfOneClientShareAFrame) {
+  Client& c = connect();
+  wl_pointer* p = wl_seat_get_pointer(c.seat);
+  wl_pointer_add_listener(p, &pointer_listener, &c);
+  auto a = map_window(c, 200, 100);
+  Surface* sa = last_server_surface();
+  auto b = map_window(c, 200, 100);
+  Surface* sb = last_server_surface();
+  int32_t ax, ay, bx, by;
+  ASSERT_TRUE(origin_of(sa, &ax, &ay));
+  ASSERT_TRUE(origin_of(sb, &bx, &by));
+  double sx, sy;
+  ASSERT_EQ(server_->scene().surface_at(ax + 1, ay + 1, &sx, &sy), sa);
+  ASSERT_EQ(server_->scene().surface_at(bx + 150, by + 90, &sx, &sy), sb);
+  input_->move_to(ax + 1, ay + 1);
+  settle();
+  c.pointer_events.clear();
+  input_->move_to(bx + 150, by + 90);
+  settle();
+  std::vector<std::string> kinds;
+  for (const Event& e : c.pointer_events) kinds.push_back(e.kind);
+  EXPECT_EQ(kinds, (std::vector<std::string>{"leave", "enter", "frame"}));
+  ASSERT_EQ(c.pointer_events.size(), 3u);
+  EXPECT_EQ(c.pointer_events[0].surface, a->surface);
+  EXPECT_EQ(c.pointer_events[1].surface, b->surface);
+  EXPECT_DOUBLE_EQ(c.pointer_events[1].x, 150);
+  EXPECT_DOUBLE_EQ(c.pointer_events[1].y, 90);
+  EXPECT_LT(c.pointer_events[0].serial, c.pointer_events[1].serial);
 }
 
 TEST_F(SeatTest, PointerIsClampedToTheOutputs) {

@@ -9,6 +9,7 @@
 #include "gl_fixture.hpp"
 #include "transfer/content.hpp"
 #include "transfer/cpu_reference.hpp"
+#include "transfer/dmabuf_carrier.hpp"
 #include "transfer/formats.hpp"
 #include "transfer/layout.hpp"
 
@@ -288,6 +289,35 @@ TEST(Pipeline, ThreeFramesInFlight) {
     EXPECT_EQ(out, imgs[size_t(i)].rgba) << "frame " << i;
   }
   for (GLuint t : texs) g->delete_texture(t);
+}
+
+}  // namespace
+}  // namespace ferry::transfer::test
+
+namespace ferry::transfer::test {
+namespace {
+
+TEST(Dmabuf, AttribsAndClearFailureWithoutImport) {
+  DmabufDesc d;
+  d.width = 64;
+  d.height = 32;
+  d.fourcc = DRM_FORMAT_R8;
+  d.modifier = DRM_FORMAT_MOD_LINEAR;
+  d.plane = {-1, 128, 64};
+  auto a = dmabuf_image_attribs(d, 7, true);
+  ASSERT_EQ(a.size(), 17u);
+  EXPECT_EQ(a[5], EGLAttrib(DRM_FORMAT_R8));
+  EXPECT_EQ(a[7], 7);
+  EXPECT_EQ(a[9], 128);
+  EXPECT_EQ(a[11], 64);
+  EXPECT_EQ(a.back(), EGL_NONE);
+  EXPECT_EQ(dmabuf_image_attribs(d, 7, false).size(), 13u);
+  TwoGpus* g = TwoGpus::shared();
+  ASSERT_TRUE(g);
+  std::string err;
+  if (g->dst->caps().dmabuf_import) GTEST_SKIP() << "this display imports dmabufs; needs a real buffer";
+  EXPECT_EQ(DmabufImport::create(*g->dst, d, &err), nullptr);
+  EXPECT_NE(err.find("EGL_EXT_image_dma_buf_import"), std::string::npos) << err;
 }
 
 }  // namespace

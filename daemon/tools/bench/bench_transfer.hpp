@@ -1,0 +1,18 @@
+#pragma once
+// `ferry-bench transfer`: one row per (size, content, mode). See docs/benchmarks.md.
+
+#include <string>
+#include <vector>
+
+namespace ferry::bench {
+
+struct TransferBenchOptions {
+  std::vector<std::pair<int, int>> sizes = {{1920, 1080}, {3840, 2160}};
+  int frames = 3;          // measured frames per row (after one warm-up frame)
+  bool json = false;
+  std::string cache_dir;   // where the skimage photos are extracted
+};
+
+int run_transfer_bench(const TransferBenchOptions& options);
+
+}  // namespace ferry::bench

@@ -1,0 +1,72 @@
+// ferry-bench: benchmarks of ferry's subsystems. Usage:
+//   ferry-bench transfer [--size WxH] [--frames N] [--json] [--cache DIR]
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "bench_transfer.hpp"
+
+namespace {
+
+void usage(FILE* out) {
+  std::fprintf(out,
+               "usage: ferry-bench transfer [--size WxH] [--frames N] [--json] [--cache DIR]\n"
+               "  --size WxH   one frame size (default: 1920x1080 and 3840x2160)\n"
+               "  --frames N   measured frames per mode and content (default 3)\n"
+               "  --json       machine-readable output\n"
+               "  --cache DIR  where photos from python3-skimage are extracted\n"
+               "               (default $XDG_CACHE_HOME/ferry-bench or ~/.cache/ferry-bench)\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || std::strcmp(argv[1], "transfer") != 0) {
+    usage(argc >= 2 && (!std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) ? stdout : stderr);
+    return argc >= 2 && (!std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) ? 0 : 2;
+  }
+  ferry::bench::TransferBenchOptions o;
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  const char* home = std::getenv("HOME");
+  o.cache_dir = xdg ? std::string(xdg) + "/ferry-bench" : std::string(home ? home : "/tmp") + "/.cache/ferry-bench";
+  bool size_given = false;
+  for (int i = 2; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&]() -> const char* {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "ferry-bench: %s needs a value\n", a.c_str());
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--size") {
+      int w = 0, h = 0;
+      if (std::sscanf(value(), "%dx%d", &w, &h) != 2 || w <= 0 || h <= 0 || w > 16384 || h > 16384) {
+        std::fprintf(stderr, "ferry-bench: --size wants WxH, e.g. 1920x1080\n");
+        return 2;
+      }
+      if (!size_given) o.sizes.clear();
+      size_given = true;
+      o.sizes.emplace_back(w, h);
+    } else if (a == "--frames") {
+      o.frames = std::atoi(value());
+      if (o.frames < 1 || o.frames > 10000) {
+        std::fprintf(stderr, "ferry-bench: --frames wants 1..10000\n");
+        return 2;
+      }
+    } else if (a == "--json") {
+      o.json = true;
+    } else if (a == "--cache") {
+      o.cache_dir = value();
+    } else if (a == "--help" || a == "-h") {
+      usage(stdout);
+      return 0;
+    } else {
+      std::fprintf(stderr, "ferry-bench: unknown option %s\n", a.c_str());
+      usage(stderr);
+      return 2;
+    }
+  }
+  return ferry::bench::run_transfer_bench(o);
+}

@@ -1,0 +1,465 @@
+// Layer 2: the GLES renderer on Mesa llvmpipe (EGL surfaceless), in-process. Known surfaces
+// are composed into an FBO the test owns and read back; every check is on pixels.
+// Expected positions under transforms come from the CPU model in wl_transform_model.hpp,
+// not from the renderer's own matrices.
+#include <drm_fourcc.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "render/egl_context.hpp"
+#include "render/renderer.hpp"
+#include "wl_transform_model.hpp"
+
+namespace ferry {
+namespace {
+
+struct Rgba {
+  uint8_t r, g, b, a;
+};
+
+// An RGBA8 texture + FBO of a given size, owned by the test.
+class TestTarget {
+ public:
+  TestTarget(int32_t w, int32_t h) {
+    glGenTextures(1, &tex_);
+    glBindTexture(GL_TEXTURE_2D, tex_);
+    glTexStorage2D(GL_TEXTURE_2D, 1, GL_RGBA8, w, h);
+    glGenFramebuffers(1, &target_.fbo);
+    glBindFramebuffer(GL_FRAMEBUFFER, target_.fbo);
+    glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, tex_, 0);
+    target_.width = w;
+    target_.height = h;
+    target_.age = 1;
+  }
+  ~TestTarget() {
+    glDeleteFramebuffers(1, &target_.fbo);
+    glDeleteTextures(1, &tex_);
+  }
+  const RenderTarget& target() const { return target_; }
+  void fill(Rgba c) {
+    glBindFramebuffer(GL_FRAMEBUFFER, target_.fbo);
+    glClearColor(c.r / 255.0f, c.g / 255.0f, c.b / 255.0f, c.a / 255.0f);
+    glClear(GL_COLOR_BUFFER_BIT);
+  }
+
+ private:
+  GLuint tex_ = 0;
+  RenderTarget target_;
+};
+
+class RendererTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    std::string error;
+    egl_ = EglContext::create_surfaceless(&error).release();
+    if (!egl_) std::fprintf(stderr, "EGL surfaceless: %s\n", error.c_str());
+  }
+  static void TearDownTestSuite() {
+    delete egl_;
+    egl_ = nullptr;
+  }
+  void SetUp() override {
+    ASSERT_NE(egl_, nullptr) << "no EGL surfaceless display (Mesa llvmpipe missing?)";
+    renderer_ = make_renderer(64);
+    ASSERT_NE(renderer_, nullptr);
+  }
+
+  static std::unique_ptr<Renderer> make_renderer(int batch) {
+    std::string error;
+    auto r = Renderer::create(*egl_, batch, &error);
+    EXPECT_NE(r, nullptr) << error;
+    return r;
+  }
+
+  // Uploads a w x h image given as RGBA values per pixel into a texture of 'format'.
+  std::unique_ptr<SurfaceTexture> upload(const std::vector<Rgba>& px, int32_t w, int32_t h,
+                                         uint32_t format) {
+    std::vector<uint8_t> bytes(size_t(w) * size_t(h) * 4);
+    bool bgra = format == DRM_FORMAT_ARGB8888 || format == DRM_FORMAT_XRGB8888;
+    for (size_t i = 0; i < px.size(); ++i) {
+      bytes[i * 4 + 0] = bgra ? px[i].b : px[i].r;
+      bytes[i * 4 + 1] = px[i].g;
+      bytes[i * 4 + 2] = bgra ? px[i].r : px[i].b;
+      bytes[i * 4 + 3] = px[i].a;
+    }
+    std::unique_ptr<SurfaceTexture> tex;
+    std::string error;
+    EXPECT_TRUE(renderer_->upload_pixels(tex, bytes.data(), w, h, w * 4, format,
+                                         Region(Rect{0, 0, w, h}), &error))
+        << error;
+    return tex;
+  }
+
+  std::vector<Rgba> read(const TestTarget& t) {
+    const RenderTarget& rt = t.target();
+    std::vector<Rgba> out(size_t(rt.width) * size_t(rt.height));
+    EXPECT_TRUE(renderer_->read_pixels(rt, Rect{0, 0, rt.width, rt.height}, DRM_FORMAT_ABGR8888,
+                                       reinterpret_cast<uint8_t*>(out.data()), rt.width * 4));
+    return out;
+  }
+
+  static FrameInput frame(Rect box, Rgba bg, Transform t = Transform::normal, int32_t scale = 1) {
+    FrameInput f;
+    f.output_box = box;
+    f.transform = t;
+    f.scale = scale;
+    f.damage = Region(box);
+    f.background[0] = bg.r / 255.0f;
+    f.background[1] = bg.g / 255.0f;
+    f.background[2] = bg.b / 255.0f;
+    f.background[3] = bg.a / 255.0f;
+    return f;
+  }
+
+  static DrawItem item(const SurfaceTexture* tex, Rect box, Transform bt = Transform::normal) {
+    DrawItem d;
+    d.texture = tex;
+    d.box = box;
+    bool swap = transform_swaps_axes(bt);
+    d.src_w = swap ? tex->height() : tex->width();
+    d.src_h = swap ? tex->width() : tex->height();
+    d.buffer_transform = bt;
+    return d;
+  }
+
+  static EglContext* egl_;
+  std::unique_ptr<Renderer> renderer_;
+};
+
+EglContext* RendererTest::egl_ = nullptr;
+
+constexpr Rgba kMarker{255, 0, 255, 255};
+constexpr Rgba kBg{51, 102, 153, 255};  // exactly representable: 0.2, 0.4, 0.6
+
+::testing::AssertionResult near(Rgba got, Rgba want, int tol, int x, int y) {
+  int d = std::max({std::abs(got.r - want.r), std::abs(got.g - want.g), std::abs(got.b - want.b),
+                    std::abs(got.a - want.a)});
+  if (d <= tol) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure()
+         << "pixel " << x << "," << y << ": got (" << int(got.r) << "," << int(got.g) << ","
+         << int(got.b) << "," << int(got.a) << ") want (" << int(want.r) << "," << int(want.g)
+         << "," << int(want.b) << "," << int(want.a) << ") tolerance " << tol;
+}
+
+// A picture where every pixel has its own colour: R encodes x, G encodes y.
+std::vector<Rgba> gradient(int32_t w, int32_t h) {
+  std::vector<Rgba> px(size_t(w) * size_t(h));
+  for (int32_t y = 0; y < h; ++y)
+    for (int32_t x = 0; x < w; ++x)
+      px[size_t(y) * size_t(w) + size_t(x)] = {uint8_t(x * 4), uint8_t(y * 5), 200, 255};
+  return px;
+}
+
+TEST_F(RendererTest, SolidSurfacesComposeExactly) {
+  TestTarget t(64, 48);
+  t.fill(kMarker);
+  std::vector<Rgba> red(16, Rgba{255, 0, 0, 255}), green(4, Rgba{0, 255, 0, 255});
+  auto tex_red = upload(red, 4, 4, DRM_FORMAT_XRGB8888);
+  auto tex_green = upload(green, 2, 2, DRM_FORMAT_XBGR8888);
+  FrameInput f = frame({0, 0, 64, 48}, kBg);
+  f.items.push_back(item(tex_red.get(), {10, 10, 20, 20}));   // scaled 5x: still solid
+  f.items.push_back(item(tex_green.get(), {25, 25, 10, 6}));  // on top, overlapping
+  renderer_->render(t.target(), f);
+  auto px = read(t);
+  for (int32_t y = 0; y < 48; ++y)
+    for (int32_t x = 0; x < 64; ++x) {
+      Rgba want = kBg;
+      if (Rect{10, 10, 20, 20}.contains(x, y)) want = {255, 0, 0, 255};
+      if (Rect{25, 25, 10, 6}.contains(x, y)) want = {0, 255, 0, 255};
+      ASSERT_TRUE(near(px[size_t(y * 64 + x)], want, 0, x, y));
+    }
+}
+
+TEST_F(RendererTest, OnlyDamagedPixelsChange) {
+  TestTarget t(64, 48);
+  t.fill(kMarker);
+  std::vector<Rgba> red(16, Rgba{255, 0, 0, 255});
+  auto tex = upload(red, 4, 4, DRM_FORMAT_XRGB8888);
+  FrameInput f = frame({0, 0, 64, 48}, kBg);
+  f.items.push_back(item(tex.get(), {0, 0, 32, 32}));
+  f.damage.clear();
+  f.damage.add(Rect{5, 5, 10, 10});   // inside the surface
+  f.damage.add(Rect{40, 20, 3, 7});   // background only
+  f.damage.add(Rect{30, 30, 4, 4});   // straddles the surface edge
+  renderer_->render(t.target(), f);
+  auto px = read(t);
+  int changed = 0;
+  for (int32_t y = 0; y < 48; ++y)
+    for (int32_t x = 0; x < 64; ++x) {
+      Rgba want = kMarker;
+      if (f.damage.contains(x, y)) {
+        want = Rect{0, 0, 32, 32}.contains(x, y) ? Rgba{255, 0, 0, 255} : kBg;
+        ++changed;
+      }
+      ASSERT_TRUE(near(px[size_t(y * 64 + x)], want, 0, x, y));
+    }
+  EXPECT_EQ(changed, 100 + 21 + 16);
+}
+
+// 300 separate 1x1 rectangles (pixman keeps them apart: gaps in x and y).
+Region scattered_damage() {
+  Region d;
+  for (int32_t row = 0; row < 15; ++row)
+    for (int32_t col = 0; col < 20; ++col) d.add(Rect{col * 3 + 1, row * 3 + 1, 1, 1});
+  return d;
+}
+
+TEST_F(RendererTest, MultipassMatchesSinglePassAndCountsPasses) {
+  ASSERT_EQ(scattered_damage().rects().size(), 300u);
+  auto small = make_renderer(8);
+  auto large = make_renderer(1000);
+  ASSERT_TRUE(small && large);
+  std::vector<Rgba> img = gradient(64, 48);
+  std::vector<std::vector<Rgba>> results;
+  std::vector<FrameStats> stats;
+  for (Renderer* r : {small.get(), large.get()}) {
+    std::unique_ptr<SurfaceTexture> tex;
+    std::vector<uint8_t> bytes(img.size() * 4);
+    std::memcpy(bytes.data(), img.data(), bytes.size());
+    std::string error;
+    ASSERT_TRUE(r->upload_pixels(tex, bytes.data(), 64, 48, 64 * 4, DRM_FORMAT_ABGR8888,
+                                 Region(Rect{0, 0, 64, 48}), &error));
+    TestTarget t(64, 48);
+    t.fill(kMarker);
+    FrameInput f = frame({0, 0, 64, 48}, kBg);
+    f.items.push_back(item(tex.get(), {0, 0, 64, 48}));
+    f.damage = scattered_damage();
+    stats.push_back(r->render(t.target(), f));
+    results.push_back(read(t));
+  }
+  // Background fill: ceil(300 / 8) = 38 passes; the surface covering all of it: 38 more.
+  EXPECT_EQ(stats[0].rects, 600u);
+  EXPECT_EQ(stats[0].passes, 38u + 38u);
+  EXPECT_EQ(stats[1].rects, 600u);
+  EXPECT_EQ(stats[1].passes, 2u);
+  ASSERT_EQ(results[0].size(), results[1].size());
+  EXPECT_EQ(0, std::memcmp(results[0].data(), results[1].data(), results[0].size() * 4))
+      << "batch 8 and batch 1000 images differ";
+  Region d = scattered_damage();
+  for (int32_t y = 0; y < 48; ++y)
+    for (int32_t x = 0; x < 64; ++x) {
+      Rgba want = d.contains(x, y) ? img[size_t(y * 64 + x)] : kMarker;
+      ASSERT_TRUE(near(results[0][size_t(y * 64 + x)], want, 1, x, y));
+    }
+}
+
+TEST_F(RendererTest, BackgroundOnlyMultipassCountsCeilRectsOverBatch) {
+  auto small = make_renderer(8);
+  TestTarget t(64, 48);
+  t.fill(kMarker);
+  FrameInput f = frame({0, 0, 64, 48}, kBg);
+  f.damage = scattered_damage();
+  FrameStats s = small->render(t.target(), f);
+  EXPECT_EQ(s.rects, 300u);
+  EXPECT_EQ(s.passes, 38u);
+  auto px = read(t);
+  for (int32_t y = 0; y < 48; ++y)
+    for (int32_t x = 0; x < 64; ++x)
+      ASSERT_TRUE(near(px[size_t(y * 64 + x)], f.damage.contains(x, y) ? kBg : kMarker, 0, x, y));
+}
+
+class OutputTransformTest : public RendererTest, public ::testing::WithParamInterface<uint32_t> {};
+
+TEST_P(OutputTransformTest, AsymmetricImageLandsWhereTheModelSays) {
+  const uint32_t tr = GetParam();
+  const int32_t lw = 40, lh = 24;  // logical size of the output
+  auto [fw, fh] = test::wl_transform_size(tr, lw, lh);
+  TestTarget t(fw, fh);
+  t.fill(kMarker);
+  std::vector<Rgba> img = gradient(lw, lh);
+  auto tex = upload(img, lw, lh, DRM_FORMAT_ABGR8888);
+  FrameInput f = frame({200, 100, lw, lh}, kBg, Transform(tr));
+  f.items.push_back(item(tex.get(), {200, 100, lw, lh}));
+  renderer_->render(t.target(), f);
+  auto px = read(t);
+  int bad = 0;
+  for (int32_t y = 0; y < lh && bad < 5; ++y)
+    for (int32_t x = 0; x < lw && bad < 5; ++x) {
+      test::PixelPos p = test::wl_transform_pixel(tr, x, y, lw, lh);
+      auto ok = near(px[size_t(p.y * fw + p.x)], img[size_t(y * lw + x)], 1, p.x, p.y);
+      if (!ok) {
+        ++bad;
+        ADD_FAILURE() << "output transform " << tr << ", logical pixel " << x << "," << y
+                      << " -> framebuffer " << ok.message();
+      }
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllTransforms, OutputTransformTest, ::testing::Range(0u, 8u));
+
+class BufferTransformTest : public RendererTest, public ::testing::WithParamInterface<uint32_t> {};
+
+TEST_P(BufferTransformTest, BufferPixelsLandWhereTheModelSays) {
+  // wl_surface.set_buffer_transform T: the buffer holds the surface content the way an
+  // output with transform T would show it (surface pixel -> buffer pixel by the model).
+  const uint32_t tr = GetParam();
+  const int32_t bw = 40, bh = 24;
+  auto [sw, sh] = test::wl_transform_size(tr, bw, bh);
+  std::vector<Rgba> img = gradient(bw, bh);
+  auto tex = upload(img, bw, bh, DRM_FORMAT_ABGR8888);
+  TestTarget t(64, 64);
+  t.fill(kMarker);
+  FrameInput f = frame({0, 0, 64, 64}, kBg);
+  f.items.push_back(item(tex.get(), {0, 0, sw, sh}, Transform(tr)));
+  renderer_->render(t.target(), f);
+  auto px = read(t);
+  int bad = 0;
+  for (int32_t y = 0; y < sh && bad < 5; ++y)
+    for (int32_t x = 0; x < sw && bad < 5; ++x) {
+      test::PixelPos b = test::wl_transform_pixel(tr, x, y, sw, sh);
+      auto ok = near(px[size_t(y * 64 + x)], img[size_t(b.y * bw + b.x)], 1, x, y);
+      if (!ok) {
+        ++bad;
+        ADD_FAILURE() << "buffer transform " << tr << ", surface pixel " << x << "," << y
+                      << " should show buffer pixel " << b.x << "," << b.y << ": "
+                      << ok.message();
+      }
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllTransforms, BufferTransformTest, ::testing::Range(0u, 8u));
+
+TEST_F(RendererTest, ViewportCropUnscaledIsExact) {
+  std::vector<Rgba> img = gradient(40, 24);
+  auto tex = upload(img, 40, 24, DRM_FORMAT_ABGR8888);
+  TestTarget t(32, 32);
+  t.fill(kMarker);
+  FrameInput f = frame({0, 0, 32, 32}, kBg);
+  DrawItem d = item(tex.get(), {2, 3, 16, 12});
+  d.src_x = 8;
+  d.src_y = 4;
+  d.src_w = 16;
+  d.src_h = 12;
+  f.items.push_back(d);
+  renderer_->render(t.target(), f);
+  auto px = read(t);
+  for (int32_t y = 0; y < 32; ++y)
+    for (int32_t x = 0; x < 32; ++x) {
+      Rgba want = kBg;
+      if (Rect{2, 3, 16, 12}.contains(x, y)) want = img[size_t((y - 3 + 4) * 40 + (x - 2 + 8))];
+      ASSERT_TRUE(near(px[size_t(y * 32 + x)], want, 1, x, y));
+    }
+}
+
+TEST_F(RendererTest, ViewportCropScaledTwiceIsBilinearWithinTolerance) {
+  // The gradient is linear in x and y, so bilinear sampling at the mapped point gives
+  // R = 4 * (u - 0.5), G = 5 * (v - 0.5) in texel units; tolerance 2 of 255.
+  std::vector<Rgba> img = gradient(40, 24);
+  auto tex = upload(img, 40, 24, DRM_FORMAT_ABGR8888);
+  TestTarget t(48, 32);
+  t.fill(kMarker);
+  FrameInput f = frame({0, 0, 48, 32}, kBg);
+  DrawItem d = item(tex.get(), {0, 0, 32, 24});
+  d.src_x = 8;
+  d.src_y = 4;
+  d.src_w = 16;
+  d.src_h = 12;
+  f.items.push_back(d);
+  renderer_->render(t.target(), f);
+  auto px = read(t);
+  for (int32_t y = 0; y < 24; ++y)
+    for (int32_t x = 0; x < 32; ++x) {
+      double u = 8 + (x + 0.5) / 2, v = 4 + (y + 0.5) / 2;
+      Rgba want{uint8_t(std::lround(4 * (u - 0.5))), uint8_t(std::lround(5 * (v - 0.5))), 200, 255};
+      ASSERT_TRUE(near(px[size_t(y * 48 + x)], want, 2, x, y));
+    }
+  EXPECT_TRUE(near(px[size_t(24 * 48 + 40)], kBg, 0, 40, 24));
+}
+
+TEST_F(RendererTest, OutputScaleTwoDoublesEveryLogicalPixel) {
+  TestTarget t(64, 48);
+  t.fill(kMarker);
+  std::vector<Rgba> blue(4, Rgba{0, 0, 255, 255});
+  auto tex = upload(blue, 2, 2, DRM_FORMAT_XRGB8888);
+  FrameInput f = frame({0, 0, 32, 24}, kBg, Transform::normal, 2);
+  f.items.push_back(item(tex.get(), {4, 4, 8, 6}));
+  renderer_->render(t.target(), f);
+  auto px = read(t);
+  for (int32_t y = 0; y < 48; ++y)
+    for (int32_t x = 0; x < 64; ++x)
+      ASSERT_TRUE(near(px[size_t(y * 64 + x)],
+                       Rect{8, 8, 16, 12}.contains(x, y) ? Rgba{0, 0, 255, 255} : kBg, 0, x, y));
+}
+
+TEST_F(RendererTest, PremultipliedAlphaBlendsOverBackground) {
+  TestTarget t(8, 2);
+  t.fill(kMarker);
+  // Premultiplied ARGB: half-transparent red, fully transparent, opaque green, and a
+  // quarter-opaque white.
+  std::vector<Rgba> px_argb = {{128, 0, 0, 128}, {0, 0, 0, 0}, {0, 255, 0, 255}, {64, 64, 64, 64}};
+  auto tex = upload(px_argb, 4, 1, DRM_FORMAT_ARGB8888);
+  // The same bytes as XRGB: alpha is ignored (opaque).
+  auto tex_x = upload(px_argb, 4, 1, DRM_FORMAT_XRGB8888);
+  FrameInput f = frame({0, 0, 8, 2}, Rgba{0, 0, 255, 255});
+  f.items.push_back(item(tex.get(), {0, 0, 4, 1}));
+  f.items.push_back(item(tex_x.get(), {0, 1, 4, 1}));
+  renderer_->render(t.target(), f);
+  auto px = read(t);
+  // out = src + dst * (1 - src.a), dst = (0, 0, 255).
+  const Rgba want0[4] = {{128, 0, 127, 255}, {0, 0, 255, 255}, {0, 255, 0, 255}, {64, 64, 255, 255}};
+  for (int x = 0; x < 4; ++x) EXPECT_TRUE(near(px[size_t(x)], want0[x], 1, x, 0));
+  const Rgba want1[4] = {{128, 0, 0, 255}, {0, 0, 0, 255}, {0, 255, 0, 255}, {64, 64, 64, 255}};
+  for (int x = 0; x < 4; ++x) EXPECT_TRUE(near(px[size_t(8 + x)], want1[x], 0, x, 1));
+  for (int x = 4; x < 8; ++x) EXPECT_TRUE(near(px[size_t(x)], Rgba{0, 0, 255, 255}, 0, x, 0));
+}
+
+TEST_F(RendererTest, PartialUploadChangesOnlyDamagedTexels) {
+  std::vector<Rgba> img(64, Rgba{10, 20, 30, 255});
+  auto tex = upload(img, 8, 8, DRM_FORMAT_XBGR8888);
+  // Second upload: new content everywhere, but only a 2x3 area is damaged.
+  std::vector<uint8_t> bytes(8 * 8 * 4, 0xee);
+  std::string error;
+  SurfaceTexture* before = tex.get();
+  ASSERT_TRUE(renderer_->upload_pixels(tex, bytes.data(), 8, 8, 32, DRM_FORMAT_XBGR8888,
+                                       Region(Rect{3, 2, 2, 3}), &error));
+  EXPECT_EQ(tex.get(), before) << "same size and format must reuse the texture";
+  TestTarget t(8, 8);
+  FrameInput f = frame({0, 0, 8, 8}, kBg);
+  f.items.push_back(item(tex.get(), {0, 0, 8, 8}));
+  renderer_->render(t.target(), f);
+  auto px = read(t);
+  for (int32_t y = 0; y < 8; ++y)
+    for (int32_t x = 0; x < 8; ++x)
+      ASSERT_TRUE(near(px[size_t(y * 8 + x)],
+                       Rect{3, 2, 2, 3}.contains(x, y) ? Rgba{0xee, 0xee, 0xee, 255}
+                                                       : Rgba{10, 20, 30, 255},
+                       0, x, y));
+}
+
+TEST_F(RendererTest, Rgb565IsSampled) {
+  // 0xF800 = pure red, 0x07E0 = pure green in RGB565 (little-endian bytes).
+  uint16_t pixels[2] = {0xF800, 0x07E0};
+  std::unique_ptr<SurfaceTexture> tex;
+  std::string error;
+  ASSERT_TRUE(renderer_->upload_pixels(tex, reinterpret_cast<uint8_t*>(pixels), 2, 1, 4,
+                                       DRM_FORMAT_RGB565, Region(Rect{0, 0, 2, 1}), &error))
+      << error;
+  TestTarget t(2, 1);
+  FrameInput f = frame({0, 0, 2, 1}, kBg);
+  f.items.push_back(item(tex.get(), {0, 0, 2, 1}));
+  renderer_->render(t.target(), f);
+  auto px = read(t);
+  EXPECT_TRUE(near(px[0], Rgba{255, 0, 0, 255}, 0, 0, 0));
+  EXPECT_TRUE(near(px[1], Rgba{0, 255, 0, 255}, 0, 1, 0));
+}
+
+TEST_F(RendererTest, ReadPixelsBgraSwapsChannels) {
+  TestTarget t(2, 2);
+  t.fill(Rgba{10, 20, 30, 255});
+  uint8_t out[16];
+  ASSERT_TRUE(renderer_->read_pixels(t.target(), Rect{0, 0, 2, 2}, DRM_FORMAT_XRGB8888, out, 8));
+  EXPECT_EQ(out[0], 30);
+  EXPECT_EQ(out[1], 20);
+  EXPECT_EQ(out[2], 10);
+  EXPECT_FALSE(renderer_->read_pixels(t.target(), Rect{0, 0, 2, 2}, DRM_FORMAT_RGB565, out, 8));
+}
+
+}  // namespace
+}  // namespace ferry

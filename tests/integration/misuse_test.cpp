@@ -1,0 +1,180 @@
+// Layer 3: protocol misuse. Each case is a raw client that breaks one rule; it must get
+// exactly the error the protocol specifies (interface + code), while a well-behaved client
+// connected at the same time keeps its frame callbacks at the output rate and ferryd keeps
+// serving new clients.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <functional>
+#include <thread>
+
+#include "frame_counter.hpp"
+#include "harness.hpp"
+#include "wl_client.hpp"
+
+namespace ferry::itest {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+struct MisuseCase {
+  const char* name;
+  std::function<void(WlClient&)> misbehave;
+  const char* interface;
+  uint32_t code;
+};
+
+wl_surface* surface(WlClient& c) { return wl_compositor_create_surface(c.compositor); }
+
+std::vector<MisuseCase> cases() {
+  return {
+      {"ack_configure with a serial never sent",
+       [](WlClient& c) {
+         Toplevel t = c.create_toplevel(false);
+         xdg_surface_ack_configure(t.xdg, t.last_serial + 1000);
+       },
+       "xdg_surface", XDG_SURFACE_ERROR_INVALID_SERIAL},
+      {"buffer committed before the first ack_configure",
+       [](WlClient& c) {
+         Toplevel t = c.create_toplevel(false);
+         ShmBuffer* b = c.create_buffer(16, 16, WL_SHM_FORMAT_XRGB8888, 0xffffffffu);
+         wl_surface_attach(t.surface, b->buffer, 0, 0);
+         wl_surface_commit(t.surface);
+       },
+       "xdg_surface", XDG_SURFACE_ERROR_UNCONFIGURED_BUFFER},
+      {"get_toplevel twice on one xdg_surface",
+       [](WlClient& c) {
+         Toplevel t = c.create_toplevel(true);
+         xdg_surface_get_toplevel(t.xdg);
+       },
+       "xdg_surface", XDG_SURFACE_ERROR_ALREADY_CONSTRUCTED},
+      {"xdg_wm_base destroyed while an xdg_surface lives",
+       [](WlClient& c) {
+         xdg_wm_base_get_xdg_surface(c.wm_base, surface(c));
+         xdg_wm_base_destroy(c.wm_base);
+         c.wm_base = nullptr;
+       },
+       "xdg_wm_base", XDG_WM_BASE_ERROR_DEFUNCT_SURFACES},
+      {"wl_shm.create_pool with size 0",
+       [](WlClient& c) {
+         int fd = memfd_create("bad", MFD_CLOEXEC);
+         ftruncate(fd, 4096);
+         wl_shm_create_pool(c.shm, fd, 0);
+         close(fd);
+       },
+       "wl_shm", WL_SHM_ERROR_INVALID_STRIDE},
+      {"wl_shm.create_pool with a pipe fd",
+       [](WlClient& c) {
+         int p[2];
+         ASSERT_EQ(pipe2(p, O_CLOEXEC), 0);
+         wl_shm_create_pool(c.shm, p[0], 4096);
+         close(p[0]);
+         close(p[1]);
+       },
+       "wl_shm", WL_SHM_ERROR_INVALID_FD},
+      {"wl_surface.set_buffer_scale(0)",
+       [](WlClient& c) { wl_surface_set_buffer_scale(surface(c), 0); }, "wl_surface",
+       WL_SURFACE_ERROR_INVALID_SCALE},
+      {"wl_surface.set_buffer_transform(8)",
+       [](WlClient& c) { wl_surface_set_buffer_transform(surface(c), 8); }, "wl_surface",
+       WL_SURFACE_ERROR_INVALID_TRANSFORM},
+      {"wl_surface.attach with an offset on wl_surface v5",
+       [](WlClient& c) {
+         ShmBuffer* b = c.create_buffer(8, 8, WL_SHM_FORMAT_XRGB8888, 0);
+         wl_surface_attach(surface(c), b->buffer, 3, 4);
+       },
+       "wl_surface", WL_SURFACE_ERROR_INVALID_OFFSET},
+      {"wp_viewport.set_source with a negative origin",
+       [](WlClient& c) {
+         wp_viewport* v = wp_viewporter_get_viewport(c.viewporter, surface(c));
+         wp_viewport_set_source(v, wl_fixed_from_int(-2), 0, wl_fixed_from_int(10),
+                                wl_fixed_from_int(10));
+       },
+       "wp_viewport", WP_VIEWPORT_ERROR_BAD_VALUE},
+      {"wp_viewport.set_destination(0, 5)",
+       [](WlClient& c) {
+         wp_viewport* v = wp_viewporter_get_viewport(c.viewporter, surface(c));
+         wp_viewport_set_destination(v, 0, 5);
+       },
+       "wp_viewport", WP_VIEWPORT_ERROR_BAD_VALUE},
+      {"second wp_viewport for one surface",
+       [](WlClient& c) {
+         wl_surface* s = surface(c);
+         wp_viewporter_get_viewport(c.viewporter, s);
+         wp_viewporter_get_viewport(c.viewporter, s);
+       },
+       "wp_viewporter", WP_VIEWPORTER_ERROR_VIEWPORT_EXISTS},
+      {"subsurface of itself",
+       [](WlClient& c) {
+         wl_surface* s = surface(c);
+         wl_subcompositor_get_subsurface(c.subcompositor, s, s);
+       },
+       "wl_subcompositor", WL_SUBCOMPOSITOR_ERROR_BAD_SURFACE},
+      {"screencopy into a wrong-size buffer",
+       [](WlClient& c) {
+         auto* frame = zwlr_screencopy_manager_v1_capture_output(c.screencopy, 0,
+                                                                 c.outputs[0].output);
+         ShmBuffer* b = c.create_buffer(10, 10, WL_SHM_FORMAT_XRGB8888, 0);
+         c.roundtrip();  // the buffer event comes first
+         zwlr_screencopy_frame_v1_copy(frame, b->buffer);
+       },
+       "zwlr_screencopy_frame_v1", ZWLR_SCREENCOPY_FRAME_V1_ERROR_INVALID_BUFFER},
+  };
+}
+
+TEST(Misuse, EachCaseGetsTheSpecifiedErrorWhileAnotherClientKeepsItsFrameRate) {
+  Ferryd f;
+  ASSERT_TRUE(f.start({"--output", "640x480@60"}));
+  FrameCounter good(f.socket_path());
+  // Let the good client map and settle.
+  std::this_thread::sleep_for(500ms);
+  ASSERT_FALSE(good.failed()) << good.error();
+  auto begin = Clock::now();
+  for (const MisuseCase& mc : cases()) {
+    SCOPED_TRACE(mc.name);
+    std::string err;
+    auto c = WlClient::connect(f.socket_path(), &err);
+    ASSERT_TRUE(c) << err;
+    mc.misbehave(*c);
+    int rc = 0;
+    for (int i = 0; i < 5 && rc >= 0; ++i) rc = c->roundtrip();
+    ASSERT_LT(rc, 0) << "the client was not disconnected";
+    std::string iface;
+    uint32_t code = 0;
+    ASSERT_TRUE(c->protocol_error(&iface, &code))
+        << "no protocol error; wl_display_get_error = " << wl_display_get_error(c->display());
+    EXPECT_EQ(iface, mc.interface);
+    EXPECT_EQ(code, mc.code);
+  }
+  // Give the rate window at least one second.
+  auto misuse_end = Clock::now();
+  if (misuse_end - begin < 1s) std::this_thread::sleep_for(1s - (misuse_end - begin));
+  auto end = Clock::now();
+  double seconds = std::chrono::duration<double>(end - begin).count();
+  double rate = good.count_between(begin, end) / seconds;
+  std::printf("well-behaved client during %zu misuse cases: %.1f frame callbacks/s over %.2f s\n",
+              cases().size(), rate, seconds);
+  EXPECT_NEAR(rate, 60.0, 60.0 * 0.15);
+  // And over a clean one-second window afterwards.
+  auto w0 = Clock::now();
+  std::this_thread::sleep_for(1s);
+  int n = good.count_between(w0, Clock::now());
+  std::printf("well-behaved client afterwards: %d frame callbacks in 1 s\n", n);
+  EXPECT_NEAR(n, 60, 9);
+  EXPECT_FALSE(good.failed()) << good.error();
+  // ferryd still serves a new client.
+  ASSERT_TRUE(f.running());
+  std::string err;
+  auto fresh = WlClient::connect(f.socket_path(), &err);
+  ASSERT_TRUE(fresh) << err;
+  EXPECT_GE(fresh->roundtrip(), 0);
+  EXPECT_EQ(fresh->outputs.size(), 1u);
+  fresh.reset();
+  EXPECT_EQ(f.stop(), 0) << f.log();
+}
+
+}  // namespace
+}  // namespace ferry::itest
