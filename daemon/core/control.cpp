@@ -1,5 +1,7 @@
 #include "core/control.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 
 #include "config/peer.hpp"
@@ -172,6 +174,10 @@ std::vector<bus::SurfaceInfo> ServerControl::surfaces() const {
 bus::ActionResult ServerControl::reload_config() {
   if (!watcher_) return bus::ActionResult::error(bus::ActionResult::Code::failed, "no config watcher");
   std::string error;
+  if (access(watcher_->path().c_str(), F_OK) != 0) {
+    // No file: the built-in defaults stay in force; nothing to re-read.
+    return bus::ActionResult::success();
+  }
   if (!watcher_->reload(&error)) return bus::ActionResult::error(bus::ActionResult::Code::failed, error);
   return bus::ActionResult::success();
 }

@@ -54,6 +54,7 @@ bool Server::init(std::string* error) {
   create_viewporter_global(*this);
   create_data_device_global(*this);
   create_screencopy_global(*this);
+  create_xdg_output_global(*this);
   seat_ = create_seat(*this);
   create_seat_global(*this);
 

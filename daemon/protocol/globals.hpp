@@ -15,5 +15,6 @@ void create_viewporter_global(Server& server);       // wp_viewporter
 void create_seat_global(Server& server);             // wl_seat (wl_seat.cpp)
 void create_data_device_global(Server& server);      // wl_data_device_manager
 void create_screencopy_global(Server& server);       // zwlr_screencopy_manager_v1
+void create_xdg_output_global(Server& server);       // zxdg_output_manager_v1
 
 }  // namespace ferry

@@ -1,6 +1,8 @@
 #include "render/egl_context.hpp"
 
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -9,6 +11,11 @@
 
 namespace ferry {
 namespace {
+
+// Mesa returns the same EGLDisplay for every surfaceless (or same-GBM) request, and
+// eglTerminate would pull it from under the other contexts: count users per display.
+std::mutex g_display_mutex;
+std::map<EGLDisplay, int> g_display_users;
 
 bool ext_in(const std::string& list, std::string_view name) {
   size_t pos = 0;
@@ -64,6 +71,10 @@ bool EglContext::init(EGLenum platform, void* native, std::string* error) {
     display_ = EGL_NO_DISPLAY;
     return false;
   }
+  {
+    std::lock_guard lock(g_display_mutex);
+    ++g_display_users[display_];
+  }
   egl_exts_ = eglQueryString(display_, EGL_EXTENSIONS);
   if (!has_egl_extension("EGL_KHR_surfaceless_context")) {
     *error = "EGL_KHR_surfaceless_context is missing";
@@ -112,7 +123,11 @@ EglContext::~EglContext() {
   if (display_ == EGL_NO_DISPLAY) return;
   eglMakeCurrent(display_, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
   if (context_ != EGL_NO_CONTEXT) eglDestroyContext(display_, context_);
-  eglTerminate(display_);
+  std::lock_guard lock(g_display_mutex);
+  if (--g_display_users[display_] == 0) {
+    g_display_users.erase(display_);
+    eglTerminate(display_);
+  }
 }
 
 bool EglContext::make_current() {

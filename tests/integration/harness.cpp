@@ -150,6 +150,15 @@ Ferryd::~Ferryd() {
 
 int Ferryd::fd_count() const { return open_fd_count(proc_.pid()); }
 
+std::vector<std::string> Ferryd::fd_targets() const {
+  std::vector<std::string> out;
+  std::string dir = "/proc/" + std::to_string(proc_.pid()) + "/fd";
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec))
+    out.push_back(std::filesystem::read_symlink(e.path(), ec).string());
+  return out;
+}
+
 int Ferryd::stop() {
   proc_.kill_with(SIGTERM);
   int st = proc_.wait(std::chrono::seconds(20));

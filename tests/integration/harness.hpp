@@ -69,6 +69,8 @@ class Ferryd {
   bool running() { return proc_.running(); }
   // Open fds of the daemon (/proc/PID/fd entries).
   int fd_count() const;
+  // readlink() of every open fd ("socket:[123]", "/memfd:...", ...).
+  std::vector<std::string> fd_targets() const;
   // SIGTERM and wait; returns the exit status (0 expected: sanitizers report otherwise).
   int stop();
   std::string log() const { return proc_.log(); }
