@@ -168,7 +168,7 @@ void Surface::apply_state(SurfaceState& p) {
     int32_t bw = buffer_->width(), bh = buffer_->height();
     Region bd = p.buffer_damage;
     bd.intersect(Rect{0, 0, bw, bh});
-    Region sd = bd.transformed(current_.transform, bw, bh);
+    Region sd = bd.transformed(transform_invert(current_.transform), bw, bh);
     // Whole-surface damage when scaled/cropped: the mapping is not integral in general.
     if (current_.viewport.has_src || current_.viewport.has_dst || current_.scale != 1) {
       if (!sd.empty()) damage_.add(Rect{0, 0, width_, height_});

@@ -41,8 +41,9 @@ const GlFormat* find_format(uint32_t drm) {
 // Layout -> framebuffer pixels for an output.
 Mat3 layout_to_fb(const Rect& box, int32_t scale, Transform t) {
   float w = float(box.width * scale), h = float(box.height * scale);
-  // The framebuffer shows the logical area rotated back by the output transform.
-  return Mat3::transform(transform_invert(t), w, h) * Mat3::scale(float(scale), float(scale)) *
+  // wl_output.transform T turns the logical picture by T (counter-clockwise) into the
+  // framebuffer, the way grim and weston read it back.
+  return Mat3::transform(t, w, h) * Mat3::scale(float(scale), float(scale)) *
          Mat3::translate(float(-box.x), float(-box.y));
 }
 
@@ -161,7 +162,7 @@ Region Renderer::layout_to_framebuffer(const Region& layout, const Rect& box, in
   r.intersect(box);
   r.translate(-box.x, -box.y);
   r = r.scaled(scale);
-  return r.transformed(transform_invert(t), box.width * scale, box.height * scale);
+  return r.transformed(t, box.width * scale, box.height * scale);
 }
 
 void Renderer::draw_rects(const std::vector<Rect>& rects, FrameStats& stats) {
@@ -230,9 +231,9 @@ FrameStats Renderer::render(const RenderTarget& target, const FrameInput& frame)
     float tw = swap ? bh : bw, th = swap ? bw : bh;  // transformed buffer size
     Mat3 unit_to_src = Mat3::translate(float(it.src_x), float(it.src_y)) *
                        Mat3::scale(float(it.src_w), float(it.src_h));
-    // Surface orientation -> raw buffer: undo the buffer transform (as for outputs, a
-    // buffer with transform T holds the content the way an output with T shows it).
-    Mat3 src_to_buf = Mat3::transform(transform_invert(it.buffer_transform), tw, th);
+    // Surface orientation -> raw buffer: a buffer with transform T holds the content the
+    // way an output with transform T shows it.
+    Mat3 src_to_buf = Mat3::transform(it.buffer_transform, tw, th);
     Mat3 unit_to_tex = Mat3::scale(1.0f / bw, 1.0f / bh) * src_to_buf * unit_to_src;
     Mat3 fb_to_tex = unit_to_tex * (l2f * unit_to_layout).inverse();
     GLuint prog = it.texture->opaque() ? blit_opaque_prog_ : blit_prog_;

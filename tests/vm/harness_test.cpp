@@ -8,6 +8,7 @@
 #include <xf86drm.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <ctime>
 #include <memory>
@@ -211,7 +212,7 @@ TEST_F(VkmsTest, InFenceHoldsFlipUntilSignalled) {
 }
 
 // (e) A vgem dumb buffer exported as a dmabuf, imported on vkms and scanned
-// out; writeback shows its pixels.
+// out; writeback shows its pixels, and vkms can map the import for the CPU.
 TEST_F(VkmsTest, VgemDmabufScannedOutOnVkms) {
   std::string vgem_path;
   UniqueFd vgem = open_node("vgem", NodeType::primary, &vgem_path);
@@ -222,6 +223,17 @@ TEST_F(VkmsTest, VgemDmabufScannedOutOnVkms) {
   ASSERT_TRUE(dmabuf) << "vgem refused PRIME export";
 
   ImportedBuffer imported = ImportedBuffer::import(fd_.get(), dmabuf.get());
+
+  // vkms maps the imported object for the CPU (what Mesa's kms_swrast does
+  // for EGL imports); stock 6.1 refuses MAP_DUMB on imported objects.
+  {
+    CpuMapping mapped = CpuMapping::map(fd_.get(), imported.handle(),
+                                        size_t{src.pitch()} * height());
+    ASSERT_NE(mapped.data(), nullptr) << "MAP_DUMB of an imported buffer: " << std::strerror(errno);
+    auto m = compare_pattern(PixelView{mapped.data(), src.pitch(), width(), height()}, 7);
+    EXPECT_FALSE(m) << "CPU view of the import: " << describe(m);
+  }
+
   Framebuffer fb = add_framebuffer(fd_.get(), imported.handle(), width(), height(),
                                    DRM_FORMAT_XRGB8888, src.pitch());
   ASSERT_EQ(modeset(fd_.get(), pipeline_, *mode_, fb.id()), 0);

@@ -123,6 +123,25 @@ ImportedBuffer::~ImportedBuffer() {
   if (handle_) drmCloseBufferHandle(fd_, handle_);
 }
 
+CpuMapping CpuMapping::map(int fd, uint32_t handle, size_t size) {
+  CpuMapping m;
+  drm_mode_map_dumb arg{};
+  arg.handle = handle;
+  if (drmIoctl(fd, DRM_IOCTL_MODE_MAP_DUMB, &arg) != 0) return m;
+  void* ptr = mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, static_cast<off_t>(arg.offset));
+  if (ptr == MAP_FAILED) return m;
+  m.ptr_ = ptr;
+  m.size_ = size;
+  return m;
+}
+
+CpuMapping::CpuMapping(CpuMapping&& o) noexcept
+    : ptr_(std::exchange(o.ptr_, nullptr)), size_(o.size_) {}
+
+CpuMapping::~CpuMapping() {
+  if (ptr_) munmap(ptr_, size_);
+}
+
 uint32_t pattern_pixel(uint32_t x, uint32_t y, uint32_t seed) {
   // A cheap integer hash: neighbouring pixels differ in every channel, so a
   // shifted, scaled or partly stale image cannot match by accident.
@@ -141,12 +160,15 @@ void fill_pattern(const DumbBuffer& buffer, uint32_t seed) {
 }
 
 std::optional<PixelMismatch> compare_pattern(const DumbBuffer& buffer, uint32_t seed) {
+  return compare_pattern(buffer.view(), seed);
+}
+
+std::optional<PixelMismatch> compare_pattern(const PixelView& pixels, uint32_t seed) {
   PixelMismatch m;
-  for (uint32_t y = 0; y < buffer.height(); ++y) {
-    const uint32_t* r = buffer.row(y);
-    for (uint32_t x = 0; x < buffer.width(); ++x) {
+  for (uint32_t y = 0; y < pixels.height; ++y) {
+    for (uint32_t x = 0; x < pixels.width; ++x) {
       uint32_t expected = pattern_pixel(x, y, seed) & 0x00ffffffu;
-      uint32_t actual = r[x] & 0x00ffffffu;
+      uint32_t actual = pixels.at(x, y) & 0x00ffffffu;
       if (expected != actual) {
         if (m.count++ == 0) {
           m.x = x;

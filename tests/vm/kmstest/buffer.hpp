@@ -11,6 +11,15 @@
 
 namespace ferry::kmstest {
 
+// Read-only view of XRGB8888 pixels in memory the caller keeps alive.
+struct PixelView {
+  const uint8_t* data = nullptr;
+  uint32_t pitch = 0, width = 0, height = 0;
+  uint32_t at(uint32_t x, uint32_t y) const {
+    return reinterpret_cast<const uint32_t*>(data + size_t{y} * pitch)[x];
+  }
+};
+
 // A framebuffer id on a DRM fd, removed on destruction. Does not own the fd,
 // which must outlive it.
 class Framebuffer {
@@ -55,6 +64,9 @@ class DumbBuffer {
     return reinterpret_cast<uint32_t*>(static_cast<uint8_t*>(map_) + size_t{y} * pitch_);
   }
   void fill(uint32_t pixel) const;
+  PixelView view() const {
+    return PixelView{static_cast<const uint8_t*>(map_), pitch_, width_, height_};
+  }
 
   // A framebuffer of this buffer in `format` (default XRGB8888).
   Framebuffer add_fb(uint32_t format = 0x34325258) const;
@@ -90,6 +102,26 @@ class ImportedBuffer {
   uint32_t handle_ = 0;
 };
 
+// A CPU mapping of a GEM handle through DRM_IOCTL_MODE_MAP_DUMB, unmapped on
+// destruction. For imported buffers this needs the driver to allow it (vkms
+// with the ferry patch does).
+class CpuMapping {
+ public:
+  // Maps `size` bytes of `handle` on `fd`. Empty (data() null, errno set) on failure.
+  static CpuMapping map(int fd, uint32_t handle, size_t size);
+  CpuMapping(CpuMapping&& o) noexcept;
+  CpuMapping& operator=(CpuMapping&&) = delete;
+  CpuMapping(const CpuMapping&) = delete;
+  CpuMapping& operator=(const CpuMapping&) = delete;
+  ~CpuMapping();
+  const uint8_t* data() const { return static_cast<const uint8_t*>(ptr_); }
+
+ private:
+  CpuMapping() = default;
+  void* ptr_ = nullptr;
+  size_t size_ = 0;
+};
+
 // Deterministic XRGB8888 pattern (X byte 0xff): a different colour at every
 // pixel for a given seed, with all 8 bits of each channel in use.
 uint32_t pattern_pixel(uint32_t x, uint32_t y, uint32_t seed);
@@ -102,6 +134,7 @@ struct PixelMismatch {
 };
 // Compares the RGB bytes of `buffer` with the pattern (the X byte is ignored).
 // Empty when every pixel matches.
+std::optional<PixelMismatch> compare_pattern(const PixelView& pixels, uint32_t seed);
 std::optional<PixelMismatch> compare_pattern(const DumbBuffer& buffer, uint32_t seed);
 
 }  // namespace ferry::kmstest
