@@ -101,8 +101,11 @@ void viewporter_get_viewport(wl_client* client, wl_resource* r, uint32_t id,
   wl_resource_set_implementation(res, &kViewportImpl, v, viewport_resource_destroy);
   s->set_viewport_resource(res);
   v->surface_destroy.connect(&s->on_destroy, [res](void*) {
-    delete vp(res);
-    wl_resource_set_user_data(res, nullptr);
+    // The viewport goes inert. Copy what we need first: deleting it destroys this closure.
+    wl_resource* self = res;
+    Viewport* dead = vp(self);
+    wl_resource_set_user_data(self, nullptr);
+    delete dead;
   });
 }
 

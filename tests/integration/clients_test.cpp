@@ -82,7 +82,8 @@ TEST(Clients, WaylandInfoListsExactlyTheExpectedGlobals) {
       {"wl_shm", {1}},                 {"xdg_wm_base", {5}},
       {"wp_presentation", {1}},        {"wp_viewporter", {1}},
       {"wl_seat", {8}},                {"wl_data_device_manager", {3}},
-      {"zwlr_screencopy_manager_v1", {3}}, {"wl_output", {4, 4}},
+      {"zwlr_screencopy_manager_v1", {3}}, {"zxdg_output_manager_v1", {3}},
+      {"wl_output", {4, 4}},
   };
   EXPECT_EQ(globals, want) << out;
   for (const char* fmt : {"'AR24'", "'XR24'", "'AB24'", "'XB24'", "'RG16'"})
