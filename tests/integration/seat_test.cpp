@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <wayland-client.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -66,8 +67,22 @@ struct Client {
   std::vector<std::pair<std::string, int>> source_sends;  // mime, fd (owned by the test)
   int cancelled = 0;
 
+  // Every proxy the test creates, destroyed before the disconnect (no leaks under ASan).
+  std::vector<wl_proxy*> proxies;
+  template <class T>
+  T* track(T* p) {
+    if (p) proxies.push_back(reinterpret_cast<wl_proxy*>(p));
+    return p;
+  }
+  template <class T>
+  void untrack(T* p) {
+    auto it = std::find(proxies.begin(), proxies.end(), reinterpret_cast<wl_proxy*>(p));
+    if (it != proxies.end()) proxies.erase(it);
+  }
+
   ~Client() {
     for (auto& s : source_sends) close(s.second);
+    for (auto it = proxies.rbegin(); it != proxies.rend(); ++it) wl_proxy_destroy(*it);
     if (display) wl_display_disconnect(display);
   }
 };
@@ -87,17 +102,17 @@ void registry_global(void* data, wl_registry* reg, uint32_t name, const char* if
   auto* c = static_cast<Client*>(data);
   std::string i = iface;
   if (i == "wl_compositor")
-    c->compositor = static_cast<wl_compositor*>(wl_registry_bind(reg, name, &wl_compositor_interface, 4));
+    c->compositor = c->track(static_cast<wl_compositor*>(wl_registry_bind(reg, name, &wl_compositor_interface, 4)));
   else if (i == "wl_shm")
-    c->shm = static_cast<wl_shm*>(wl_registry_bind(reg, name, &wl_shm_interface, 1));
+    c->shm = c->track(static_cast<wl_shm*>(wl_registry_bind(reg, name, &wl_shm_interface, 1)));
   else if (i == "xdg_wm_base")
-    c->wm_base = static_cast<xdg_wm_base*>(wl_registry_bind(reg, name, &xdg_wm_base_interface, 2));
+    c->wm_base = c->track(static_cast<xdg_wm_base*>(wl_registry_bind(reg, name, &xdg_wm_base_interface, 2)));
   else if (i == "wl_data_device_manager")
-    c->ddm = static_cast<wl_data_device_manager*>(
-        wl_registry_bind(reg, name, &wl_data_device_manager_interface, 3));
+    c->ddm = c->track(static_cast<wl_data_device_manager*>(
+        wl_registry_bind(reg, name, &wl_data_device_manager_interface, 3)));
   else if (i == "wl_seat") {
     c->seat_version = version;
-    c->seat = static_cast<wl_seat*>(wl_registry_bind(reg, name, &wl_seat_interface, version));
+    c->seat = c->track(static_cast<wl_seat*>(wl_registry_bind(reg, name, &wl_seat_interface, version)));
   }
 }
 void registry_remove(void*, wl_registry*, uint32_t) {}
@@ -217,7 +232,7 @@ void offer_action(void*, wl_data_offer*, uint32_t) {}
 const wl_data_offer_listener offer_listener = {offer_offer, offer_source_actions, offer_action};
 
 void dd_data_offer(void* d, wl_data_device*, wl_data_offer* offer) {
-  cl(d)->last_offer = offer;
+  cl(d)->last_offer = cl(d)->track(offer);
   cl(d)->offer_mimes.clear();
   wl_data_offer_add_listener(offer, &offer_listener, d);
 }
@@ -297,7 +312,7 @@ class SeatTest : public ::testing::Test {
     static const wl_callback_listener l = {[](void* d, wl_callback*, uint32_t) { *static_cast<bool*>(d) = true; }};
     wl_callback_add_listener(cb, &l, &done);
     bool ok = pump_until([&] { return done || wl_display_get_error(c.display) != 0; });
-    if (done) wl_callback_destroy(cb);
+    wl_callback_destroy(cb);
     return ok && done;
   }
   // Lets the server flush what input injection queued and the client read it.
@@ -312,7 +327,7 @@ class SeatTest : public ::testing::Test {
     EXPECT_NE(c->display, nullptr);
     Client& ref = *c;
     clients_.push_back(std::move(c));
-    ref.registry = wl_display_get_registry(ref.display);
+    ref.registry = ref.track(wl_display_get_registry(ref.display));
     wl_registry_add_listener(ref.registry, &registry_listener, &ref);
     EXPECT_TRUE(roundtrip(ref));
     EXPECT_NE(ref.seat, nullptr);
@@ -330,7 +345,7 @@ class SeatTest : public ::testing::Test {
     for (int i = 0; i < w * h; ++i) px[i] = argb;
     munmap(px, size);
     wl_shm_pool* pool = wl_shm_create_pool(c.shm, fd, size);
-    wl_buffer* b = wl_shm_pool_create_buffer(pool, 0, w, h, stride, WL_SHM_FORMAT_ARGB8888);
+    wl_buffer* b = c.track(wl_shm_pool_create_buffer(pool, 0, w, h, stride, WL_SHM_FORMAT_ARGB8888));
     wl_shm_pool_destroy(pool);
     close(fd);
     return b;
@@ -339,10 +354,10 @@ class SeatTest : public ::testing::Test {
   // Maps an xdg_toplevel with a w x h buffer.
   std::unique_ptr<Window> map_window(Client& c, int w, int h) {
     auto win = std::make_unique<Window>();
-    win->surface = wl_compositor_create_surface(c.compositor);
-    win->xdg = xdg_wm_base_get_xdg_surface(c.wm_base, win->surface);
+    win->surface = c.track(wl_compositor_create_surface(c.compositor));
+    win->xdg = c.track(xdg_wm_base_get_xdg_surface(c.wm_base, win->surface));
     xdg_surface_add_listener(win->xdg, &xdg_surface_listener_impl, win.get());
-    win->toplevel = xdg_surface_get_toplevel(win->xdg);
+    win->toplevel = c.track(xdg_surface_get_toplevel(win->xdg));
     xdg_toplevel_add_listener(win->toplevel, &toplevel_listener, win.get());
     wl_surface_commit(win->surface);
     EXPECT_TRUE(pump_until([&] { return win->configured; }));
@@ -382,7 +397,7 @@ TEST_F(SeatTest, AdvertisesSeat0WithPointerAndKeyboard) {
 
 TEST_F(SeatTest, KeymapRepeatInfoAndKeyboardFocusOnMap) {
   Client& c = connect();
-  wl_keyboard* kb = wl_seat_get_keyboard(c.seat);
+  wl_keyboard* kb = c.track(wl_seat_get_keyboard(c.seat));
   wl_keyboard_add_listener(kb, &keyboard_listener, &c);
   ASSERT_TRUE(roundtrip(c));
   EXPECT_EQ(c.keymap_format, uint32_t(WL_KEYBOARD_KEYMAP_FORMAT_XKB_V1));
@@ -427,8 +442,8 @@ TEST_F(SeatTest, KeymapRepeatInfoAndKeyboardFocusOnMap) {
 TEST_F(SeatTest, PointerEnterMotionButtonAxisWithSurfaceLocalCoordinates) {
   Client& c = connect();
   // Two wl_pointers in one client: both get every event.
-  wl_pointer* p1 = wl_seat_get_pointer(c.seat);
-  wl_pointer* p2 = wl_seat_get_pointer(c.seat);
+  wl_pointer* p1 = c.track(wl_seat_get_pointer(c.seat));
+  wl_pointer* p2 = c.track(wl_seat_get_pointer(c.seat));
   wl_pointer_add_listener(p1, &pointer_listener, &c);
   wl_pointer_add_listener(p2, &pointer_listener, &c);
   auto win = map_window(c, 200, 100);
@@ -513,7 +528,7 @@ TEST_F(SeatTest, PointerEnterMotionButtonAxisWithSurfaceLocalCoordinates) {
 
 TEST_F(SeatTest, LeaveAndEnterBetweenSurfacesOfOneClientShareAFrame) {
   Client& c = connect();
-  wl_pointer* p = wl_seat_get_pointer(c.seat);
+  wl_pointer* p = c.track(wl_seat_get_pointer(c.seat));
   wl_pointer_add_listener(p, &pointer_listener, &c);
   auto a = map_window(c, 200, 100);
   Surface* sa = last_server_surface();
@@ -554,7 +569,7 @@ TEST_F(SeatTest, PointerIsClampedToTheOutputs) {
 
 TEST_F(SeatTest, FocusFollowsMapClickAndDestroy) {
   Client& c = connect();
-  wl_keyboard* kb = wl_seat_get_keyboard(c.seat);
+  wl_keyboard* kb = c.track(wl_seat_get_keyboard(c.seat));
   wl_keyboard_add_listener(kb, &keyboard_listener, &c);
   auto a = map_window(c, 200, 100);
   Surface* sa = last_server_surface();
@@ -596,6 +611,9 @@ TEST_F(SeatTest, FocusFollowsMapClickAndDestroy) {
 
   // Destroying the focused toplevel hands the focus to the next one (B).
   c.keyboard_events.clear();
+  c.untrack(a->toplevel);
+  c.untrack(a->xdg);
+  c.untrack(a->surface);
   xdg_toplevel_destroy(a->toplevel);
   xdg_surface_destroy(a->xdg);
   wl_surface_destroy(a->surface);
@@ -611,9 +629,9 @@ TEST_F(SeatTest, ClientDisconnectClearsFocus) {
   Client& c1 = connect();
   auto w1 = map_window(c1, 100, 100);
   Client& c2 = connect();
-  wl_keyboard* kb = wl_seat_get_keyboard(c2.seat);
+  wl_keyboard* kb = c2.track(wl_seat_get_keyboard(c2.seat));
   wl_keyboard_add_listener(kb, &keyboard_listener, &c2);
-  wl_pointer* p = wl_seat_get_pointer(c2.seat);
+  wl_pointer* p = c2.track(wl_seat_get_pointer(c2.seat));
   wl_pointer_add_listener(p, &pointer_listener, &c2);
   auto w2 = map_window(c2, 100, 100);
   Surface* s2 = last_server_surface();
@@ -648,7 +666,7 @@ TEST_F(SeatTest, ClientDisconnectClearsFocus) {
 
 TEST_F(SeatTest, SetCursorRoleErrorAndTouchIsMissingCapability) {
   Client& c = connect();
-  wl_pointer* p = wl_seat_get_pointer(c.seat);
+  wl_pointer* p = c.track(wl_seat_get_pointer(c.seat));
   wl_pointer_add_listener(p, &pointer_listener, &c);
   auto win = map_window(c, 100, 100);
   Surface* s = last_server_surface();
@@ -660,7 +678,7 @@ TEST_F(SeatTest, SetCursorRoleErrorAndTouchIsMissingCapability) {
   ASSERT_EQ(enters.size(), 1u);
 
   // A valid cursor surface is kept.
-  wl_surface* cursor = wl_compositor_create_surface(c.compositor);
+  wl_surface* cursor = c.track(wl_compositor_create_surface(c.compositor));
   wl_pointer_set_cursor(p, enters[0].serial, cursor, 3, 4);
   ASSERT_TRUE(roundtrip(c));
   ASSERT_NE(server_->seat().cursor_surface(), nullptr);
@@ -683,7 +701,7 @@ TEST_F(SeatTest, SetCursorRoleErrorAndTouchIsMissingCapability) {
   EXPECT_STREQ(iface->name, "wl_pointer");
 
   Client& c2 = connect();
-  wl_touch* t = wl_seat_get_touch(c2.seat);
+  wl_touch* t = c2.track(wl_seat_get_touch(c2.seat));
   (void)t;
   roundtrip(c2);
   ASSERT_EQ(wl_display_get_error(c2.display), EPROTO);
@@ -695,9 +713,9 @@ TEST_F(SeatTest, SetCursorRoleErrorAndTouchIsMissingCapability) {
 TEST_F(SeatTest, SelectionIsOfferedToTheFocusedClientAndReceiveReachesTheSource) {
   Client& c = connect();
   ASSERT_NE(c.ddm, nullptr);
-  wl_keyboard* kb = wl_seat_get_keyboard(c.seat);
+  wl_keyboard* kb = c.track(wl_seat_get_keyboard(c.seat));
   wl_keyboard_add_listener(kb, &keyboard_listener, &c);
-  wl_data_device* dd = wl_data_device_manager_get_data_device(c.ddm, c.seat);
+  wl_data_device* dd = c.track(wl_data_device_manager_get_data_device(c.ddm, c.seat));
   wl_data_device_add_listener(dd, &data_device_listener, &c);
   auto win = map_window(c, 100, 100);
   settle();
@@ -708,7 +726,7 @@ TEST_F(SeatTest, SelectionIsOfferedToTheFocusedClientAndReceiveReachesTheSource)
   input_->key(KEY_C);
   settle();
   uint32_t key_serial = only(c.keyboard_events, "key").back().serial;
-  wl_data_source* src = wl_data_device_manager_create_data_source(c.ddm);
+  wl_data_source* src = c.track(wl_data_device_manager_create_data_source(c.ddm));
   wl_data_source_add_listener(src, &source_listener, &c);
   wl_data_source_offer(src, "text/plain;charset=utf-8");
   wl_data_source_offer(src, "TEXT");
@@ -738,7 +756,7 @@ TEST_F(SeatTest, SelectionIsOfferedToTheFocusedClientAndReceiveReachesTheSource)
   close(fds[0]);
 
   // A newer selection cancels the old source; destroying it clears the selection.
-  wl_data_source* src2 = wl_data_device_manager_create_data_source(c.ddm);
+  wl_data_source* src2 = c.track(wl_data_device_manager_create_data_source(c.ddm));
   wl_data_source_add_listener(src2, &source_listener, &c);
   wl_data_source_offer(src2, "image/png");
   wl_data_device_set_selection(dd, src2, key_serial + 1);
@@ -746,6 +764,7 @@ TEST_F(SeatTest, SelectionIsOfferedToTheFocusedClientAndReceiveReachesTheSource)
   EXPECT_EQ(c.cancelled, 1);
   EXPECT_EQ(c.selections, 3);
   EXPECT_EQ(c.offer_mimes, (std::vector<std::string>{"image/png"}));
+  c.untrack(src2);
   wl_data_source_destroy(src2);
   settle();
   EXPECT_EQ(c.selections, 4);
@@ -753,7 +772,7 @@ TEST_F(SeatTest, SelectionIsOfferedToTheFocusedClientAndReceiveReachesTheSource)
   EXPECT_EQ(server_->seat().selection(), nullptr);
 
   // set_actions with bits outside copy|move|ask is invalid_action_mask.
-  wl_data_source* src3 = wl_data_device_manager_create_data_source(c.ddm);
+  wl_data_source* src3 = c.track(wl_data_device_manager_create_data_source(c.ddm));
   wl_data_source_set_actions(src3, 0x80);
   roundtrip(c);
   const wl_interface* iface = nullptr;
