@@ -46,6 +46,7 @@ bool Server::init(std::string* error) {
   log_info("renderer: %s, GLES %d.%d", egl_->caps().renderer.c_str(), egl_->caps().gles_major,
            egl_->caps().gles_minor);
 
+  seat_ = create_seat(*this);
   create_compositor_global(*this);
   create_subcompositor_global(*this);
   create_shm_global(*this);
@@ -55,7 +56,6 @@ bool Server::init(std::string* error) {
   create_data_device_global(*this);
   create_screencopy_global(*this);
   create_xdg_output_global(*this);
-  seat_ = create_seat(*this);
   create_seat_global(*this);
 
   std::vector<OutputMode> modes = options_.outputs;
