@@ -9,10 +9,12 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "kmstest/atomic.hpp"
@@ -110,7 +112,53 @@ TEST(HarnessNodes, VkmsAndVgemNodes) {
   EXPECT_EQ(p.overlay_planes.size(), 8u);
 }
 
-// (b) Atomic modeset, then 10 page flips paced by the 60 Hz vblank.
+// Ten page flips, each committed as soon as the previous one completed.
+// Returns the flip events; test failures are reported through gtest.
+std::vector<FlipEvent> run_flips(int fd, const Pipeline& pipeline, uint32_t fb_a, uint32_t fb_b) {
+  FlipReader reader(fd);
+  std::vector<FlipEvent> flips;
+  for (uint64_t i = 1; i <= 10; ++i) {
+    AtomicCommit c(fd);
+    c.set(pipeline.primary_plane, "FB_ID", (i % 2) ? fb_b : fb_a);
+    int r = c.commit(DRM_MODE_ATOMIC_NONBLOCK | DRM_MODE_PAGE_FLIP_EVENT, i);
+    EXPECT_EQ(r, 0) << "flip " << i << ": " << std::strerror(-r);
+    if (r != 0) break;
+    auto ev = reader.next(1000);
+    EXPECT_TRUE(ev) << "no flip event for flip " << i;
+    if (!ev) break;
+    EXPECT_EQ(ev->user_data, i);
+    EXPECT_EQ(ev->crtc_id, pipeline.crtc_id);
+    flips.push_back(*ev);
+  }
+  return flips;
+}
+
+// Whether the flips were paced by the 60 Hz vblank: strictly increasing
+// timestamps and sequences, every interval 10-25 ms, median 15-18.5 ms.
+bool paced_at_60hz(const std::vector<FlipEvent>& flips, std::string* report) {
+  if (flips.size() < 10) return false;
+  bool ok = true;
+  std::vector<double> deltas_ms;
+  for (size_t i = 1; i < flips.size(); ++i) {
+    if (flips[i].time_ns <= flips[i - 1].time_ns || flips[i].sequence <= flips[i - 1].sequence) {
+      ok = false;
+    }
+    double d = double(int64_t(flips[i].time_ns - flips[i - 1].time_ns)) / 1e6;
+    deltas_ms.push_back(d);
+    if (d < 10.0 || d > 25.0) ok = false;
+    *report += std::to_string(d).substr(0, 5) + " ";
+  }
+  std::vector<double> sorted = deltas_ms;
+  std::sort(sorted.begin(), sorted.end());
+  double median = sorted[sorted.size() / 2];
+  *report += "(median " + std::to_string(median).substr(0, 5) + ")";
+  return ok && median >= 15.0 && median <= 18.5;
+}
+
+// (b) Atomic modeset, then 10 page flips paced by the 60 Hz vblank. Under TCG
+// a host hiccup can make the guest miss a vblank (33 ms): up to three runs of
+// ten flips, at least one must be paced exactly. Unpaced or wrongly paced
+// flips fail every run.
 TEST_F(VkmsTest, FlipsArePacedAt60Hz) {
   DumbBuffer a = screen_buffer(), b = screen_buffer();
   a.fill(0xff203040);
@@ -118,37 +166,16 @@ TEST_F(VkmsTest, FlipsArePacedAt60Hz) {
   Framebuffer fb_a = a.add_fb(), fb_b = b.add_fb();
   ASSERT_EQ(modeset(fd_.get(), pipeline_, *mode_, fb_a.id()), 0);
 
-  FlipReader reader(fd_.get());
-  std::vector<FlipEvent> flips;
-  for (uint64_t i = 1; i <= 10; ++i) {
-    AtomicCommit c(fd_.get());
-    c.set(pipeline_.primary_plane, "FB_ID", (i % 2) ? fb_b.id() : fb_a.id());
-    ASSERT_EQ(c.commit(DRM_MODE_ATOMIC_NONBLOCK | DRM_MODE_PAGE_FLIP_EVENT, i), 0);
-    auto ev = reader.next(1000);
-    ASSERT_TRUE(ev) << "no flip event for flip " << i;
-    EXPECT_EQ(ev->user_data, i);
-    EXPECT_EQ(ev->crtc_id, pipeline_.crtc_id);
-    flips.push_back(*ev);
+  bool paced = false;
+  for (int attempt = 1; attempt <= 3 && !paced; ++attempt) {
+    std::vector<FlipEvent> flips = run_flips(fd_.get(), pipeline_, fb_a.id(), fb_b.id());
+    ASSERT_EQ(flips.size(), 10u);
+    std::string report;
+    paced = paced_at_60hz(flips, &report);
+    std::printf("run %d flip intervals (ms): %s%s\n", attempt, report.c_str(),
+                paced ? "" : " -- not paced");
   }
-
-  std::vector<double> deltas_ms;
-  for (size_t i = 1; i < flips.size(); ++i) {
-    ASSERT_GT(flips[i].time_ns, flips[i - 1].time_ns) << "timestamps not increasing at " << i;
-    EXPECT_GT(flips[i].sequence, flips[i - 1].sequence);
-    deltas_ms.push_back(double(flips[i].time_ns - flips[i - 1].time_ns) / 1e6);
-  }
-  std::string text;
-  for (double d : deltas_ms) text += std::to_string(d).substr(0, 5) + " ";
-  std::printf("flip deltas (ms): %s\n", text.c_str());
-  for (double d : deltas_ms) {
-    EXPECT_GE(d, 10.0);
-    EXPECT_LE(d, 25.0);
-  }
-  std::vector<double> sorted = deltas_ms;
-  std::sort(sorted.begin(), sorted.end());
-  double median = sorted[sorted.size() / 2];
-  EXPECT_GE(median, 15.0);
-  EXPECT_LE(median, 18.5);
+  EXPECT_TRUE(paced) << "no run of 10 flips was paced at 60 Hz (see the intervals above)";
 }
 
 // (c) Writeback returns exactly the pixels scanned out, and a second capture

@@ -2,6 +2,7 @@
 # Prepares the qemu guest of the VM tests and caches it in CACHE_DIR:
 #   version            "<package version> <kernel release>" chosen on the first run
 #   kernel/vmlinuz     Debian's kernel (from linux-image-<release>, never installed)
+#                      and its config
 #   kernel/root/       the few stock modules the guest needs, plus our own in extra/
 #   initramfs.cpio.gz  static busybox, init, modules and their load order
 #   stamp              hash of the inputs; when it matches, setup returns at once
