@@ -3,6 +3,9 @@
 #include <drm_fourcc.h>
 #include <wayland-server-protocol.h>
 
+#include "sync/syncobj.hpp"
+#include "util/log.hpp"
+
 namespace ferry {
 
 uint32_t shm_to_drm_format(uint32_t shm) {
@@ -24,7 +27,19 @@ Buffer::Buffer(BufferKind kind, wl_resource* resource, int32_t w, int32_t h, uin
 }
 
 Buffer::~Buffer() {
+  signal_release_points();
   if (resource_) wl_list_remove(&destroy_listener_.link);
+}
+
+void Buffer::add_release_point(std::shared_ptr<SyncobjTimeline> timeline, uint64_t point) {
+  release_points_.emplace_back(std::move(timeline), point);
+}
+
+void Buffer::signal_release_points() {
+  for (auto& [timeline, point] : std::exchange(release_points_, {})) {
+    if (int r = timeline->signal(point); r != 0)
+      log_warn("buffer: cannot signal release point %llu: %d", (unsigned long long)point, r);
+  }
 }
 
 void Buffer::on_resource_destroy(wl_listener* listener, void*) {
@@ -36,6 +51,7 @@ void Buffer::on_resource_destroy(wl_listener* listener, void*) {
 
 void Buffer::unlock() {
   if (--locks_ > 0) return;
+  signal_release_points();
   if (resource_)
     wl_buffer_send_release(resource_);
   else

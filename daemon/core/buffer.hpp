@@ -9,10 +9,14 @@
 
 #include <cstdint>
 #include <memory>
+#include <utility>
+#include <vector>
 
 #include "util/listener.hpp"
 
 namespace ferry {
+
+class SyncobjTimeline;
 
 enum class BufferKind { shm, dmabuf };
 
@@ -35,6 +39,11 @@ class Buffer {
   void lock() { ++locks_; }
   void unlock();
   int locks() const { return locks_; }
+  // Explicit sync (linux-drm-syncobj): 'point' is signalled on the CPU once no lock
+  // remains, i.e. no GPU read and no scanout of this buffer is left (users that sample or
+  // scan out the buffer hold a BufferRef until that is done). Add it while holding a lock.
+  void add_release_point(std::shared_ptr<SyncobjTimeline> timeline, uint64_t point);
+  size_t pending_release_points() const { return release_points_.size(); }
 
   // The Buffer for a wl_buffer resource: an existing one, or a new wrapper for a wl_shm
   // buffer. Null if the resource is not a buffer ferry knows.
@@ -47,6 +56,7 @@ class Buffer {
 
  private:
   static void on_resource_destroy(wl_listener* listener, void* data);
+  void signal_release_points();
 
   BufferKind kind_;
   wl_resource* resource_;
@@ -54,6 +64,7 @@ class Buffer {
   uint32_t drm_format_;
   int locks_ = 0;
   wl_listener destroy_listener_{};
+  std::vector<std::pair<std::shared_ptr<SyncobjTimeline>, uint64_t>> release_points_;
 };
 
 // A wl_shm buffer (memory owned by libwayland's wl_shm implementation).

@@ -1,5 +1,7 @@
 #include "core/cli.hpp"
 
+#include "backend/kms/kms_backend.hpp"
+
 #include <getopt.h>
 #include <sys/stat.h>
 #include <signal.h>
@@ -41,17 +43,22 @@ const char kHelp[] =
     "form. Without a GPU it runs on its headless backend (EGL surfaceless, llvmpipe).\n"
     "\n"
     "Options:\n"
-    "  --backend NAME          headless (default)\n"
+    "  --backend NAME          headless (default) or kms (atomic KMS on the display\n"
+    "                          device, through libseat)\n"
     "  --socket NAME           Wayland socket name in $XDG_RUNTIME_DIR (default: wayland-N)\n"
     "  --output WxH[@HZ][:T][*S]  add a headless output (repeatable; default\n"
     "                          1280x720@60); T: normal 90 180 270 flipped flipped-90\n"
     "                          flipped-180 flipped-270; S: integer scale 1-4\n"
     "  --config FILE           configuration file\n"
-    "  --display-device PATH   DRM device that drives displays\n"
+    "  --display-device DEV    DRM device that drives displays (path, cardN or PCI\n"
+    "                          address); with headless: compose on it through GBM\n"
     "  --log-level LEVEL       error, warning, notice, info (default) or debug\n"
     "  --doctor                report GPUs, links and missing features, then exit\n"
     "  --run-for SECONDS       exit after this long (with CLIENT: run it meanwhile)\n"
     "  --screenshot FILE.png   save the output's pixels just before exiting\n"
+    "  --writeback-screenshot FILE.png  kms: capture output 1 through the device's\n"
+    "                          writeback connector just before exiting (what the\n"
+    "                          display really shows, planes included)\n"
     "  --stats                 print frame statistics on exit\n"
     "  --version               print the version and exit\n"
     "  --help                  print this help and exit\n"
@@ -60,7 +67,7 @@ const char kHelp[] =
 
 enum Opt {
   kBackend = 256, kSocket, kOutput, kConfig, kDisplayDevice, kLogLevel, kDoctor, kRunFor,
-  kScreenshot, kStats, kVersion, kHelpOpt,
+  kScreenshot, kWritebackShot, kStats, kVersion, kHelpOpt,
 };
 
 }  // namespace
@@ -122,6 +129,7 @@ CliResult parse_cli(int argc, char** argv, CliOptions* out, std::string* error) 
       {"doctor", no_argument, nullptr, kDoctor},
       {"run-for", required_argument, nullptr, kRunFor},
       {"screenshot", required_argument, nullptr, kScreenshot},
+      {"writeback-screenshot", required_argument, nullptr, kWritebackShot},
       {"stats", no_argument, nullptr, kStats},
       {"version", no_argument, nullptr, kVersion},
       {"help", no_argument, nullptr, kHelpOpt},
@@ -169,6 +177,7 @@ CliResult parse_cli(int argc, char** argv, CliOptions* out, std::string* error) 
         break;
       }
       case kScreenshot: out->screenshot_path = optarg; break;
+      case kWritebackShot: out->writeback_screenshot_path = optarg; break;
       case kStats: out->print_stats = true; break;
       case kVersion: std::printf("ferryd %s\n", FERRY_VERSION); return CliResult::exit_ok;
       case 'h':
@@ -254,10 +263,11 @@ void print_stats(Server& server, double seconds) {
     const OutputStats& s = o->stats();
     std::printf(
         "%s %dx%d@%.2f: composed %llu, presented %llu, dropped %llu, no-op flips %llu, "
-        "damage rects %llu in %llu passes",
+        "direct scanout %llu, damage rects %llu in %llu passes",
         o->name().c_str(), o->mode().width, o->mode().height, o->mode().refresh_mhz / 1000.0,
         (unsigned long long)s.frames_composed, (unsigned long long)s.frames_presented,
         (unsigned long long)s.frames_dropped, (unsigned long long)s.noop_flips,
+        (unsigned long long)s.direct_scanout,
         (unsigned long long)s.rects_drawn, (unsigned long long)s.render_passes);
     if (seconds > 0)
       std::printf(", %.1f presented/s", double(s.frames_presented) / seconds);
@@ -286,6 +296,13 @@ int run_daemon(const CliOptions& cli) {
     return gpu::run_doctor(opts, stdout);
   }
   ensure_runtime_dir();
+  // Signals reach the event loop through signalfd. Block them before any thread starts
+  // (the display thread, libseat's embedded seatd): a thread that has them unblocked would
+  // take the default action and kill the process.
+  sigset_t loop_signals;
+  sigemptyset(&loop_signals);
+  for (int s : {SIGINT, SIGTERM, SIGCHLD, SIGHUP}) sigaddset(&loop_signals, s);
+  sigprocmask(SIG_BLOCK, &loop_signals, nullptr);
 
   // Config: a bad file at start-up is fatal (there is no last good config yet); later a bad
   // reload keeps the config in force.
@@ -315,6 +332,19 @@ int run_daemon(const CliOptions& cli) {
   });
 
   ServerOptions options = cli.server;
+  // The KMS backend always needs a display device (the config's, else discovered); headless
+  // composes on one only when the command line names it.
+  if (options.backend == "kms" || !cli.display_device.empty())
+    options.display_device = cli.display_device.empty() ? cfg->display_device : cli.display_device;
+  if (!options.display_device.empty() && options.display_device[0] != '/') {
+    std::string spec = options.display_device;
+    for (const gpu::Gpu& g : gpu::discover({}))
+      if (gpu::matches(g, spec)) options.display_device = g.card_node;
+    if (options.display_device[0] != '/') {
+      log_error("display device '%s' names no DRM device", spec.c_str());
+      return 1;
+    }
+  }
   if (options.outputs.empty())
     for (const auto& ho : cfg->headless_outputs) {
       OutputMode m;
@@ -424,6 +454,21 @@ int run_daemon(const CliOptions& cli) {
         path.insert(dot == std::string::npos ? path.size() : dot, "-" + std::to_string(i + 1));
       }
       if (!save_screenshot(server, *server.outputs()[i], path)) status = 1;
+    }
+  }
+  if (!cli.writeback_screenshot_path.empty()) {
+    Image img;
+    std::string err;
+    if (!server.kms() || server.outputs().empty()) {
+      log_error("writeback screenshot: only the kms backend can capture through writeback");
+      status = 1;
+    } else if (!server.kms()->capture_writeback(*server.outputs()[0], &img, 2000, &err) ||
+               !write_png(cli.writeback_screenshot_path, img, &err)) {
+      log_error("writeback screenshot: %s", err.c_str());
+      status = 1;
+    } else {
+      log_info("writeback capture of %s saved to %s", server.outputs()[0]->name().c_str(),
+               cli.writeback_screenshot_path.c_str());
     }
   }
   if (cli.print_stats || cli.run_for_s > 0) print_stats(server, seconds);

@@ -20,6 +20,7 @@ struct CliOptions {
   // Demo/test mode: run a client, take a screenshot, print statistics, exit.
   double run_for_s = 0;            // 0 = run until SIGTERM/SIGINT
   std::string screenshot_path;     // PNG of output 1 (more outputs: -2, -3 suffixes)
+  std::string writeback_screenshot_path;  // kms: PNG of output 1 through writeback
   std::vector<std::string> client_argv;
   bool print_stats = false;
 };

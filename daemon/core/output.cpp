@@ -168,6 +168,13 @@ void Output::repaint() {
   }
   frame_wanted_ = false;
 
+  if (content && try_direct_scanout()) {
+    damage_.clear();
+    history_.clear();  // composed targets no longer hold the previous frame
+    frame_in_flight_ = true;
+    in_flight_has_content_ = true;
+    return;
+  }
   if (content) {
     RenderTarget* target = backend_->acquire_target();
     if (!target) {
@@ -186,7 +193,7 @@ void Output::repaint() {
     FrameInput frame;
     frame.output_box = layout_box();
     frame.scale = scale_;
-    frame.transform = transform_;
+    frame.transform = backend_->render_transform(transform_);
     frame.damage = draw;
     std::copy(std::begin(server_.options().background), std::end(server_.options().background),
               frame.background);
@@ -198,6 +205,9 @@ void Output::repaint() {
       it.surface->source_box(&di.src_x, &di.src_y, &di.src_w, &di.src_h);
       di.buffer_transform = it.surface->buffer_transform();
       frame.items.push_back(di);
+      // Buffers sampled in place (dmabuf) stay locked until this frame is on screen: by
+      // then the GPU has finished reading them.
+      if (Buffer* b = it.surface->buffer()) in_flight_buffers_.emplace_back(b);
     }
     FrameStats fs = server_.renderer().render(*target, frame);
     stats_.rects_drawn += fs.rects;
@@ -215,8 +225,27 @@ void Output::repaint() {
   in_flight_has_content_ = content;
 }
 
+bool Output::try_direct_scanout() {
+  // Only the topmost visible surface matters, and only when it alone fills the output.
+  std::vector<SceneItem> items;
+  for (const SceneItem& it : server_.scene().collect())
+    if (!it.box.intersect(layout_box()).empty()) items.push_back(it);
+  if (items.empty()) return false;
+  const SceneItem& top = items.back();
+  Buffer* buffer = top.surface->buffer();  // kept only for buffers that are not copied (dmabuf)
+  if (!buffer || top.box != layout_box()) return false;
+  Region uncovered(Rect{0, 0, top.box.width, top.box.height});
+  uncovered.subtract(top.surface->opaque_region());
+  bool covers = !buffer->has_alpha() || uncovered.empty();
+  if (!covers) return false;
+  if (!backend_->try_direct_scanout(*top.surface, covers)) return false;
+  stats_.direct_scanout++;
+  return true;
+}
+
 void Output::presented(int64_t timestamp_ns, uint64_t seq, bool new_content) {
   frame_in_flight_ = false;
+  in_flight_buffers_.clear();
   last_present_ns_ = timestamp_ns;
   last_seq_ = seq;
   if (new_content)

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "core/buffer.hpp"
 #include "render/render_target.hpp"
 #include "util/region.hpp"
 #include "util/resource_list.hpp"
@@ -47,6 +48,18 @@ class OutputBackend {
   virtual RenderTarget* front_target() = 0;
   // Presentation flags this backend reports (wp_presentation_feedback.kind bits).
   virtual uint32_t presentation_flags() const = 0;
+  // The transform the renderer applies for an output transform. A backend whose display
+  // plane rotates (KMS 'rotation') returns normal and takes targets of the rotated size.
+  virtual Transform render_transform(Transform output_transform) const { return output_transform; }
+  // Direct scanout (S2): show this surface's buffer on a plane without composition, if the
+  // hardware accepts it (test commit). true: submitted, the Output skips rendering this
+  // frame and presented() follows as for submit(true). 'covers_output': the surface fills
+  // the whole output, opaque, unscaled.
+  virtual bool try_direct_scanout(Surface& surface, bool covers_output) {
+    (void)surface;
+    (void)covers_output;
+    return false;
+  }
 };
 
 struct OutputStats {
@@ -56,6 +69,7 @@ struct OutputStats {
   uint64_t noop_flips = 0;        // vblanks waited for without new content
   uint64_t rects_drawn = 0;       // damage rectangles drawn
   uint64_t render_passes = 0;     // multipass batches (S4)
+  uint64_t direct_scanout = 0;    // frames shown from a client buffer without composition
 };
 
 class Output {
@@ -110,6 +124,7 @@ class Output {
   static void bind(wl_client* client, void* data, uint32_t version, uint32_t id);
   void repaint();
   void arm_repaint();
+  bool try_direct_scanout();
   // Frame callbacks of surfaces on no output are paced by the first output.
   bool owns_callbacks_of(const Surface& s) const;
 
@@ -135,6 +150,7 @@ class Output {
   ResourceList in_flight_callbacks_;
   ResourceList in_flight_feedbacks_;
   bool in_flight_has_content_ = false;
+  std::vector<BufferRef> in_flight_buffers_;  // client buffers the frame in flight samples
 };
 
 }  // namespace ferry

@@ -1,8 +1,16 @@
 #include "core/server.hpp"
 
+#include <fcntl.h>
+#include <gbm.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 
 #include "backend/headless/headless.hpp"
+#include "backend/kms/kms_backend.hpp"
 #include "core/seat.hpp"
 #include "core/surface.hpp"
 #include "protocol/globals.hpp"
@@ -23,20 +31,66 @@ Server::~Server() {
   outputs_.clear();
   seat_.reset();
   globals_.clear();
+  if (kms_) kms_->stop();  // the display thread ends before its targets and GL go away
   renderer_.reset();
   wl_display_destroy(display_);
+  kms_.reset();
   egl_.reset();
+  if (owned_gbm_) gbm_device_destroy(owned_gbm_);
+  if (owned_drm_fd_ >= 0) close(owned_drm_fd_);
+}
+
+bool Server::open_headless_device(std::string* error) {
+  const std::string& path = options_.display_device;
+  owned_drm_fd_ = open(path.c_str(), O_RDWR | O_CLOEXEC);
+  if (owned_drm_fd_ < 0) {
+    *error = "cannot open display device " + path + ": " + std::strerror(errno);
+    return false;
+  }
+  struct stat st {};
+  if (fstat(owned_drm_fd_, &st) != 0 || !S_ISCHR(st.st_mode)) {
+    *error = path + " is not a character device";
+    return false;
+  }
+  owned_gbm_ = gbm_create_device(owned_drm_fd_);
+  if (!owned_gbm_) {
+    *error = "gbm_create_device failed on " + path;
+    return false;
+  }
+  egl_ = EglContext::create_gbm(owned_gbm_, error);
+  if (!egl_) {
+    *error = "EGL on GBM of " + path + ": " + *error;
+    return false;
+  }
+  drm_fd_ = owned_drm_fd_;
+  main_device_ = st.st_rdev;
+  log_info("headless: composing on %s through GBM (%s)", path.c_str(),
+           gbm_device_get_backend_name(owned_gbm_));
+  return true;
 }
 
 bool Server::init(std::string* error) {
-  if (options_.backend != "headless") {
-    *error = "backend '" + options_.backend + "' is not available in this build (use headless)";
+  if (options_.backend == "kms") {
+    kms_ = KmsBackend::create(*this, error);
+    if (!kms_) return false;
+    drm_fd_ = kms_->drm_fd();
+    main_device_ = kms_->device_id();
+    egl_ = EglContext::create_gbm(kms_->gbm(), error);
+    if (!egl_) {
+      *error = "EGL on GBM of " + kms_->device_path() + ": " + *error;
+      return false;
+    }
+  } else if (options_.backend != "headless") {
+    *error = "unknown backend '" + options_.backend + "' (headless or kms)";
     return false;
-  }
-  egl_ = EglContext::create_surfaceless(error);
-  if (!egl_) {
-    *error = "EGL surfaceless: " + *error;
-    return false;
+  } else if (!options_.display_device.empty()) {
+    if (!open_headless_device(error)) return false;
+  } else {
+    egl_ = EglContext::create_surfaceless(error);
+    if (!egl_) {
+      *error = "EGL surfaceless: " + *error;
+      return false;
+    }
   }
   renderer_ = Renderer::create(*egl_, options_.render_batch_rects, error);
   if (!renderer_) {
@@ -56,11 +110,17 @@ bool Server::init(std::string* error) {
   create_data_device_global(*this);
   create_screencopy_global(*this);
   create_xdg_output_global(*this);
+  create_linux_dmabuf_global(*this);  // only when EGL imports dmabufs and a device is known
+  create_drm_syncobj_global(*this);   // only when the display device has timeline syncobjs
   create_seat_global(*this);
 
-  std::vector<OutputMode> modes = options_.outputs;
-  if (modes.empty()) modes.push_back(OutputMode{});
-  for (const OutputMode& m : modes) add_headless_output(m);
+  if (kms_) {
+    if (!kms_->start(error)) return false;
+  } else {
+    std::vector<OutputMode> modes = options_.outputs;
+    if (modes.empty()) modes.push_back(OutputMode{});
+    for (const OutputMode& m : modes) add_headless_output(m);
+  }
 
   if (options_.socket.empty()) {
     const char* name = wl_display_add_socket_auto(display_);
@@ -82,6 +142,11 @@ bool Server::init(std::string* error) {
 
 Output* Server::add_headless_output(const OutputMode& mode) {
   std::string name = "HEADLESS-" + std::to_string(outputs_.size() + 1);
+  return add_output(name, mode, [this](Output& o) { return create_headless_backend(*this, o); });
+}
+
+Output* Server::add_output(std::string name, const OutputMode& mode,
+                           const std::function<std::unique_ptr<OutputBackend>(Output&)>& make_backend) {
   auto out = std::make_unique<Output>(*this, name, mode);
   // Outputs sit side by side, left to right.
   int32_t x = 0;
@@ -89,13 +154,21 @@ Output* Server::add_headless_output(const OutputMode& mode) {
   out->set_transform(mode.transform);
   out->set_scale(mode.scale);
   out->set_position(x, 0);
-  out->set_backend(create_headless_backend(*this, *out));
+  std::unique_ptr<OutputBackend> backend = make_backend(*out);
+  if (!backend) return nullptr;
+  out->set_backend(std::move(backend));
   Output* raw = out.get();
   outputs_.push_back(std::move(out));
   log_info("output %s: %dx%d@%.3f Hz", name.c_str(), mode.width, mode.height,
            mode.refresh_mhz / 1000.0);
   raw->damage_whole();
   return raw;
+}
+
+void Server::remove_output(Output* output) {
+  auto it = std::find_if(outputs_.begin(), outputs_.end(),
+                         [&](const std::unique_ptr<Output>& o) { return o.get() == output; });
+  if (it != outputs_.end()) outputs_.erase(it);
 }
 
 Output* Server::output_for_resource(wl_resource* r) const {

@@ -4,6 +4,7 @@
 //
 // Main thread only (all Wayland objects live here; see docs/architecture.md).
 
+#include <sys/types.h>
 #include <wayland-server-core.h>
 
 #include <cstdint>
@@ -15,9 +16,12 @@
 #include "core/output.hpp"
 #include "core/scene.hpp"
 
+struct gbm_device;
+
 namespace ferry {
 
 class EglContext;
+class KmsBackend;
 class Renderer;
 class Seat;
 class Surface;
@@ -25,6 +29,10 @@ class Surface;
 struct ServerOptions {
   std::string backend = "headless";
   std::string socket;                 // empty: first free wayland-N
+  // headless: compose through GBM/EGL on this DRM device instead of EGL surfaceless (dmabuf
+  // import and syncobjs then work); kms: the device that drives the displays (empty: the
+  // one gpu::assign_roles picks). A path, a card name or a PCI address.
+  std::string display_device;
   std::vector<OutputMode> outputs;    // headless outputs (default one 1280x720@60)
   float background[4] = {0.18f, 0.20f, 0.25f, 1.0f};
   int render_batch_rects = 64;        // S4 multipass: clip rectangles per draw batch
@@ -53,6 +61,13 @@ class Server {
   Renderer& renderer() { return *renderer_; }
   EglContext& egl() { return *egl_; }
   Seat& seat() { return *seat_; }
+  // The display device, for main-thread ioctls that do not commit (syncobjs, PRIME import,
+  // framebuffers). -1 when ferryd runs without a DRM device (headless on EGL surfaceless).
+  int drm_fd() const { return drm_fd_; }
+  // dev_t of the display device (linux-dmabuf main_device); valid when drm_fd() >= 0.
+  dev_t main_device() const { return main_device_; }
+  // The KMS backend when it drives the outputs, else null.
+  KmsBackend* kms() const { return kms_.get(); }
   std::vector<std::unique_ptr<Output>>& outputs() { return outputs_; }
   Output* output_for_resource(wl_resource* output_resource) const;
 
@@ -65,6 +80,12 @@ class Server {
 
   // Adds an output at runtime (the headless backend and tests use it).
   Output* add_headless_output(const OutputMode& mode);
+  // Adds an output placed right of the others; 'make_backend' builds its backend (null:
+  // the output is not added and null is returned).
+  Output* add_output(std::string name, const OutputMode& mode,
+                     const std::function<std::unique_ptr<OutputBackend>(Output&)>& make_backend);
+  // Removes and destroys an output (display unplugged); its clients see the global go.
+  void remove_output(Output* output);
 
   // Owners of protocol globals, kept alive for the server's lifetime.
   struct Global { virtual ~Global() = default; };
@@ -77,6 +98,13 @@ class Server {
   std::string socket_name_;
   bool running_ = false;
   uint64_t object_ids_ = 0;
+  bool open_headless_device(std::string* error);
+
+  int drm_fd_ = -1;
+  dev_t main_device_ = 0;
+  int owned_drm_fd_ = -1;        // headless --display-device: opened here
+  gbm_device* owned_gbm_ = nullptr;
+  std::unique_ptr<KmsBackend> kms_;
   std::unique_ptr<EglContext> egl_;
   std::unique_ptr<Renderer> renderer_;
   std::unique_ptr<Seat> seat_;

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/commit_gate.hpp"
+#include "core/dmabuf_buffer.hpp"
 #include "core/output.hpp"
 #include "core/scene.hpp"
 #include "core/server.hpp"
@@ -92,7 +94,14 @@ Subsurface* Surface::as_subsurface() const {
   return nullptr;
 }
 
-void Surface::commit() {
+CommitGate& Surface::gate() {
+  if (!gate_) gate_ = std::make_unique<CommitGate>(*this);
+  return *gate_;
+}
+
+void Surface::commit() { gate().commit(pending_); }
+
+void Surface::commit_state(SurfaceState& p) {
   if (role_ && !role_->pre_commit(*this)) return;
   Subsurface* sub = as_subsurface();
   if (sub && sub->synchronized()) {
@@ -105,7 +114,6 @@ void Surface::commit() {
       cached_->viewport = current_.viewport;
     }
     SurfaceState& c = *cached_;
-    SurfaceState& p = pending_;
     if (p.committed & SurfaceState::kBuffer) {
       c.buffer_resource = p.buffer_resource;
       c.dx += p.dx;
@@ -126,10 +134,10 @@ void Surface::commit() {
     p.dx = p.dy = 0;
     p.surface_damage.clear();
     p.buffer_damage.clear();
-    pending_buffer_destroy_.disconnect();
+    if (&p == &pending_) pending_buffer_destroy_.disconnect();
     return;
   }
-  apply_state(pending_);
+  apply_state(p);
 }
 
 void Surface::apply_cached_state() {
@@ -186,10 +194,22 @@ void Surface::apply_state(SurfaceState& p) {
     // relative to a wrong frame, and rare for well-behaved clients).
     if (!p.surface_damage.empty() || !texture_) upload = Region(Rect{0, 0, shm->width(), shm->height()});
     std::string error;
+    if (texture_ && texture_->imported()) texture_.reset();  // never write a client's dmabuf
     if (!server_.renderer().upload(texture_, *shm, upload, &error))
       log_warn("wl_surface@%u: upload failed: %s", wl_resource_get_id(resource_), error.c_str());
     buffer_.reset();  // sends wl_buffer.release; the texture holds the contents
     buffer_ = BufferRef();
+    has_texture_content_ = texture_ != nullptr;
+  } else if (buffer_changed && buffer_ && buffer_->kind() == BufferKind::dmabuf) {
+    // Sampled in place (no copy): buffer_ stays referenced while it is current, so the
+    // release goes out once it is replaced and no frame uses it any more.
+    std::string error;
+    auto* dmabuf = static_cast<DmabufBuffer*>(buffer_.get());
+    if (!server_.renderer().import_dmabuf(texture_, *dmabuf, &error)) {
+      log_warn("wl_surface@%u: dmabuf import failed: %s", wl_resource_get_id(resource_),
+               error.c_str());
+      texture_.reset();
+    }
     has_texture_content_ = texture_ != nullptr;
   } else if (buffer_changed && !buffer_) {
     texture_.reset();
@@ -203,7 +223,8 @@ void Surface::apply_state(SurfaceState& p) {
   p.dx = p.dy = 0;
   p.surface_damage.clear();
   p.buffer_damage.clear();
-  pending_buffer_destroy_.disconnect();
+  // A queued or cached state may be applied while the client has attached anew.
+  if (&p == &pending_) pending_buffer_destroy_.disconnect();
 
   // Synchronized children apply their cached state with the parent (wl_subsurface).
   for (auto* list : {&below_, &above_})
@@ -222,12 +243,13 @@ void Surface::apply_state(SurfaceState& p) {
 
 void Surface::update_size() {
   int32_t bw = 0, bh = 0;
-  if (has_texture_content_ && texture_) {
-    bw = texture_->width();
-    bh = texture_->height();
-  } else if (buffer_) {
+  // A buffer just committed wins over the texture of the previous one (sizes may differ).
+  if (buffer_) {
     bw = buffer_->width();
     bh = buffer_->height();
+  } else if (has_texture_content_ && texture_) {
+    bw = texture_->width();
+    bh = texture_->height();
   }
   if (bw == 0 || bh == 0) {
     width_ = height_ = 0;

@@ -22,6 +22,7 @@
 
 namespace ferry {
 
+class CommitGate;
 class Server;
 class Surface;
 class Subsurface;
@@ -86,11 +87,21 @@ class Surface {
 
   // Pending state, written by protocol requests.
   SurfaceState& pending() { return pending_; }
-  // Applies pending state (or caches it for a synchronized subsurface).
+  // wl_surface.commit: hands the pending state to the commit gate, which applies it now
+  // or holds it until its acquire fence signals (core/commit_gate.hpp).
   void commit();
+  // Applies a committed state (or caches it for a synchronized subsurface). Called by the
+  // gate; 'state' is left empty.
+  void commit_state(SurfaceState& state);
+  // Created on first use; lives as long as the surface.
+  CommitGate& gate();
 
   // Current state.
   Buffer* buffer() const { return buffer_.get(); }
+  // A reference to the current buffer for users that outlive this commit (a frame that
+  // samples or scans it out holds it until presented). Empty for shm: its contents were
+  // copied at commit and the buffer released.
+  BufferRef current_buffer_ref() const { return buffer_; }
   SurfaceTexture* texture() const { return texture_.get(); }
   int32_t scale() const { return current_.scale; }
   Transform buffer_transform() const { return current_.transform; }
@@ -172,6 +183,7 @@ class Surface {
   Output* primary_output_ = nullptr;
   wl_resource* viewport_resource_ = nullptr;
   std::vector<Output*> entered_;
+  std::unique_ptr<CommitGate> gate_;
 };
 
 // wl_subsurface role object.

@@ -16,5 +16,8 @@ void create_seat_global(Server& server);             // wl_seat (wl_seat.cpp)
 void create_data_device_global(Server& server);      // wl_data_device_manager
 void create_screencopy_global(Server& server);       // zwlr_screencopy_manager_v1
 void create_xdg_output_global(Server& server);       // zxdg_output_manager_v1
+void create_drm_syncobj_global(Server& server);      // wp_linux_drm_syncobj_manager_v1
+void create_linux_dmabuf_global(Server& server);     // zwp_linux_dmabuf_v1 v4 (linux_dmabuf.cpp);
+                                                     // only when EGL imports dmabufs
 
 }  // namespace ferry

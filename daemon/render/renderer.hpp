@@ -19,6 +19,7 @@
 
 namespace ferry {
 
+class DmabufBuffer;
 class EglContext;
 class ShmBuffer;
 
@@ -30,6 +31,10 @@ class SurfaceTexture {
   int32_t width() const { return width_; }
   int32_t height() const { return height_; }
   bool opaque() const { return opaque_; }
+  // Bound to a client dmabuf (EGLImage): sampling reads the client's memory, so never
+  // upload into it. y_inverted: row 0 is the bottom of the picture (linux-dmabuf flag).
+  bool imported() const { return import_id_ != 0; }
+  bool y_inverted() const { return y_inverted_; }
 
  private:
   friend class Renderer;
@@ -37,6 +42,8 @@ class SurfaceTexture {
   int32_t width_ = 0, height_ = 0;
   uint32_t drm_format_ = 0;
   bool opaque_ = false;
+  bool y_inverted_ = false;
+  uint64_t import_id_ = 0;  // id of the DmabufBuffer import this was made from (0: none)
 };
 
 struct DrawItem {
@@ -85,6 +92,14 @@ class Renderer {
                      int32_t height, int32_t stride, uint32_t drm_format,
                      const Region& buffer_damage, std::string* error);
 
+  // dmabuf import (renderer_dmabuf.cpp). Creates the buffer's EGLImage once and caches it
+  // in the buffer; false with *error when EGL refuses it or the format can only be sampled
+  // as GL_TEXTURE_EXTERNAL_OES. import_dmabuf also makes 'tex' a GL_TEXTURE_2D bound to the
+  // image (kept when 'tex' already is the one for this buffer).
+  bool import_dmabuf_image(DmabufBuffer& buffer, std::string* error);
+  bool import_dmabuf(std::unique_ptr<SurfaceTexture>& tex, DmabufBuffer& buffer,
+                     std::string* error);
+
   // Draws one frame. Only pixels inside frame.damage change.
   FrameStats render(const RenderTarget& target, const FrameInput& frame);
 
@@ -109,6 +124,7 @@ class Renderer {
   GLuint vbo_ = 0, vao_ = 0;
   bool bgra_upload_ = false;  // GL_EXT_texture_format_BGRA8888
   bool bgra_read_ = false;    // GL_EXT_read_format_bgra
+  uint64_t dmabuf_imports_ = 0;  // last id given to a dmabuf import (renderer_dmabuf.cpp)
 };
 
 }  // namespace ferry

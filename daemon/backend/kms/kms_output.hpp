@@ -1,0 +1,110 @@
+#pragma once
+// One KMS output: a connector driven by a CRTC with its primary plane. Private to the KMS
+// backend. Main thread.
+//
+// Frames: composed (a swapchain slot), direct (a client dmabuf on the primary plane), noop
+// (the screen's state committed again, for vblank pacing) and capture (the same plus a
+// writeback framebuffer). Exactly the frames the Output submitted are in flight; each
+// returns through completed() with the flip's sequence and timestamp.
+
+#include <EGL/egl.h>
+#include <EGL/eglext.h>
+#include <xf86drmMode.h>
+
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "backend/kms/device.hpp"
+#include "backend/kms/display/display_thread.hpp"
+#include "core/buffer.hpp"
+#include "core/output.hpp"
+
+struct gbm_bo;
+
+namespace ferry {
+
+class KmsBackend;
+
+class KmsOutput final : public OutputBackend {
+ public:
+  static constexpr int kSwapchainSize = 3;
+
+  KmsOutput(KmsBackend& kms, Output& output, const kms::Connector& connector, const kms::Crtc& crtc,
+            const drmModeModeInfo& mode);
+  ~KmsOutput() override;
+  bool init(std::string* error);
+
+  RenderTarget* acquire_target() override;
+  void submit(bool new_content) override;
+  RenderTarget* front_target() override;
+  uint32_t presentation_flags() const override;
+  Transform render_transform(Transform output_transform) const override;
+  bool try_direct_scanout(Surface& surface, bool covers_output) override;
+
+  // A completion of one of this output's frames (from KmsBackend's dispatch).
+  void completed(kms::Completion& c);
+  bool owns(uint64_t cookie) const;
+  bool idle() const { return in_flight_.empty(); }
+  // Whether the session was switched away (commits paused) and back (modeset again).
+  void set_active(bool active);
+
+  uint32_t crtc_id() const { return crtc_.id; }
+  uint32_t connector_id() const { return connector_.id; }
+  uint32_t crtc_index() const { return crtc_.index; }
+  Output& output() { return output_; }
+  // The properties that put the current screen contents on the CRTC (for capture).
+  std::vector<kms::PropertyValue> screen_props() const;
+  // Queues a capture frame: screen_props() plus a writeback job. Returns its cookie.
+  uint64_t submit_capture(uint32_t writeback_connector, uint32_t writeback_fb);
+
+ private:
+  struct Slot {
+    gbm_bo* bo = nullptr;
+    EGLImageKHR image = EGL_NO_IMAGE_KHR;
+    GLuint rbo = 0;
+    RenderTarget target;
+    uint32_t fb = 0;
+    uint64_t drawn = 0;  // frame number last drawn into it (0: never)
+    bool busy = false;   // queued or on screen
+  };
+  enum class Kind { composed, direct, noop, capture };
+  struct Frame {
+    uint64_t cookie = 0;
+    Kind kind = Kind::noop;
+    int slot = -1;            // composed
+    uint32_t fb = 0;          // what the primary plane shows
+    int32_t fb_w = 0, fb_h = 0;
+    BufferRef buffer;         // direct: the client buffer, locked until replaced
+    bool owns_fb = false;     // direct: fb created for it, removed when replaced
+  };
+
+  std::vector<kms::PropertyValue> plane_props(uint32_t fb, int32_t w, int32_t h) const;
+  void queue(Frame frame, std::vector<kms::PropertyValue> props, bool render_fence);
+  void retire(Frame& frame);  // frees what a frame that left the screen held
+  bool plane_rotates() const;
+  void report_inactive_vblank();
+
+  KmsBackend& kms_;
+  Output& output_;
+  kms::Connector connector_;
+  kms::Crtc crtc_;
+  const kms::Plane* primary_ = nullptr;
+  drmModeModeInfo mode_{};
+  uint32_t mode_blob_ = 0;
+  bool needs_modeset_ = true;
+  bool active_ = true;
+  Slot slots_[kSwapchainSize];
+  int drawing_ = -1;       // slot handed out by acquire_target()
+  uint64_t frame_number_ = 0;
+  Frame screen_;           // what the CRTC shows now
+  bool has_screen_ = false;
+  std::deque<Frame> in_flight_;
+  uint64_t last_seq_ = 0;
+  int consecutive_failures_ = 0;
+  bool direct_active_ = false;     // for logging transitions
+  uint64_t direct_rejected_key_ = 0;  // format/modifier/size key the last test rejected
+  ::wl_event_source* inactive_timer_ = nullptr;
+};
+
+}  // namespace ferry

@@ -1,0 +1,255 @@
+// Direct scanout of client dmabufs (S2) and capture through a writeback connector.
+#include <drm_fourcc.h>
+#include <poll.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <xf86drm.h>
+#include <xf86drmMode.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "backend/kms/display/display_thread.hpp"
+#include "backend/kms/kms_backend.hpp"
+#include "backend/kms/kms_output.hpp"
+#include "core/dmabuf_buffer.hpp"
+#include "core/server.hpp"
+#include "core/surface.hpp"
+#include "util/clock.hpp"
+#include "util/log.hpp"
+#include "util/png.hpp"
+
+namespace ferry {
+namespace {
+
+// A framebuffer for a client dmabuf on this device; 0 with *error on failure.
+uint32_t add_dmabuf_fb(int drm_fd, const DmabufBuffer& b, std::string* error) {
+  uint32_t handles[4] = {}, strides[4] = {}, offsets[4] = {};
+  uint64_t mods[4] = {};
+  for (int i = 0; i < b.plane_count(); ++i) {
+    if (drmPrimeFDToHandle(drm_fd, b.plane_fd(i), &handles[i]) != 0) {
+      *error = std::string("PRIME import failed: ") + std::strerror(errno);
+      return 0;
+    }
+    strides[i] = b.plane_stride(i);
+    offsets[i] = b.plane_offset(i);
+    mods[i] = b.modifier();
+  }
+  uint32_t fb = 0;
+  int r;
+  if (b.modifier() != DRM_FORMAT_MOD_INVALID)
+    r = drmModeAddFB2WithModifiers(drm_fd, uint32_t(b.width()), uint32_t(b.height()), b.drm_format(),
+                                   handles, strides, offsets, mods, &fb, DRM_MODE_FB_MODIFIERS);
+  else
+    r = drmModeAddFB2(drm_fd, uint32_t(b.width()), uint32_t(b.height()), b.drm_format(), handles,
+                      strides, offsets, &fb, 0);
+  int saved = errno;
+  // The framebuffer holds the objects; our handles are not needed any more.
+  for (int i = 0; i < b.plane_count(); ++i) {
+    bool seen = false;
+    for (int j = 0; j < i; ++j) seen |= handles[j] == handles[i];
+    if (!seen && handles[i]) {
+      drm_gem_close close_args{};
+      close_args.handle = handles[i];
+      drmIoctl(drm_fd, DRM_IOCTL_GEM_CLOSE, &close_args);
+    }
+  }
+  if (r != 0) {
+    *error = std::string("drmModeAddFB2 failed: ") + std::strerror(saved);
+    return 0;
+  }
+  return fb;
+}
+
+uint64_t scanout_key(const DmabufBuffer& b) {
+  return (uint64_t(b.drm_format()) << 32) ^ b.modifier() ^ (uint64_t(b.width()) << 16) ^
+         uint64_t(b.height());
+}
+
+}  // namespace
+
+bool KmsOutput::try_direct_scanout(Surface& surface, bool covers_output) {
+  auto* b = DmabufBuffer::from_buffer(surface.buffer());
+  if (!active_ || !covers_output || !b || std::getenv("FERRY_KMS_NO_DIRECT_SCANOUT")) return false;
+  // The plane shows the buffer 1:1: same size as the mode, no transform, no crop, no flip.
+  double sx, sy, sw, sh;
+  surface.source_box(&sx, &sy, &sw, &sh);
+  if (b->width() != mode_.hdisplay || b->height() != mode_.vdisplay ||
+      output_.transform() != Transform::normal || surface.buffer_transform() != Transform::normal ||
+      sx != 0 || sy != 0 || sw != b->width() || sh != b->height() || b->y_inverted())
+    return false;
+  if (!primary_->supports(b->drm_format(), b->modifier())) return false;
+  uint64_t key = scanout_key(*b);
+  if (key == direct_rejected_key_) return false;
+
+  std::string error;
+  uint32_t fb = add_dmabuf_fb(kms_.drm_fd(), *b, &error);
+  if (fb) {
+    auto props = plane_props(fb, b->width(), b->height());
+    int r = kms_.thread_->test(props, needs_modeset_);
+    if (r == 0) {
+      if (!direct_active_)
+        log_info("kms: %s: direct scanout of wl_surface@%u (%dx%d, format %.4s, modifier 0x%llx)",
+                 connector_.name.c_str(), wl_resource_get_id(surface.resource()), b->width(),
+                 b->height(), reinterpret_cast<const char*>(&b->attributes().format),
+                 static_cast<unsigned long long>(b->modifier()));
+      direct_active_ = true;
+      Frame f;
+      f.kind = Kind::direct;
+      f.fb = fb;
+      f.fb_w = b->width();
+      f.fb_h = b->height();
+      f.owns_fb = true;
+      f.buffer = BufferRef(b);
+      queue(std::move(f), std::move(props), false);
+      return true;
+    }
+    error = std::string("test commit rejected it: ") + std::strerror(-r);
+    drmModeRmFB(kms_.drm_fd(), fb);
+  }
+  direct_rejected_key_ = key;
+  log_info("kms: %s: wl_surface@%u cannot be scanned out directly (%s); composing",
+           connector_.name.c_str(), wl_resource_get_id(surface.resource()), error.c_str());
+  return false;
+}
+
+namespace {
+
+struct DumbBuffer {
+  int fd = -1;
+  uint32_t handle = 0, pitch = 0, fb = 0;
+  uint64_t size = 0;
+  void* map = MAP_FAILED;
+  ~DumbBuffer() {
+    if (map != MAP_FAILED) munmap(map, size);
+    if (fb) drmModeRmFB(fd, fb);
+    if (handle) {
+      drm_mode_destroy_dumb d{};
+      d.handle = handle;
+      drmIoctl(fd, DRM_IOCTL_MODE_DESTROY_DUMB, &d);
+    }
+  }
+  bool create(int drm_fd, uint32_t w, uint32_t h, std::string* error) {
+    fd = drm_fd;
+    drm_mode_create_dumb c{};
+    c.width = w;
+    c.height = h;
+    c.bpp = 32;
+    if (drmIoctl(fd, DRM_IOCTL_MODE_CREATE_DUMB, &c) != 0) {
+      *error = std::string("cannot create a dumb buffer: ") + std::strerror(errno);
+      return false;
+    }
+    handle = c.handle;
+    pitch = c.pitch;
+    size = c.size;
+    uint32_t handles[4] = {handle}, pitches[4] = {pitch}, offsets[4] = {0};
+    if (drmModeAddFB2(fd, w, h, DRM_FORMAT_XRGB8888, handles, pitches, offsets, &fb, 0) != 0) {
+      *error = std::string("drmModeAddFB2 (writeback) failed: ") + std::strerror(errno);
+      return false;
+    }
+    drm_mode_map_dumb m{};
+    m.handle = handle;
+    if (drmIoctl(fd, DRM_IOCTL_MODE_MAP_DUMB, &m) != 0) {
+      *error = std::string("cannot map the dumb buffer: ") + std::strerror(errno);
+      return false;
+    }
+    map = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, off_t(m.offset));
+    if (map == MAP_FAILED) {
+      *error = std::string("mmap failed: ") + std::strerror(errno);
+      return false;
+    }
+    return true;
+  }
+};
+
+}  // namespace
+
+bool KmsBackend::capture_writeback(Output& output, Image* out, int timeout_ms, std::string* error) {
+  auto it = std::find_if(outputs_.begin(), outputs_.end(),
+                         [&](KmsOutput* o) { return &o->output() == &output; });
+  if (it == outputs_.end() || !thread_) {
+    *error = "not a KMS output";
+    return false;
+  }
+  KmsOutput& ko = **it;
+  const kms::Connector* wb = device_->writeback_for(ko.crtc_index());
+  if (!wb) {
+    *error = "the device has no writeback connector for this CRTC";
+    return false;
+  }
+  if (std::find(wb->writeback_formats.begin(), wb->writeback_formats.end(), DRM_FORMAT_XRGB8888) ==
+      wb->writeback_formats.end()) {
+    *error = "the writeback connector does not take XRGB8888";
+    return false;
+  }
+  int64_t deadline = now_ns() + int64_t(timeout_ms) * 1000000;
+  kms::Completion none;  // asks 'mine' whether it is already done (cookie 0 is never used)
+  auto wait_completions = [&](const std::function<bool(kms::Completion&)>& mine) {
+    while (now_ns() < deadline) {
+      if (mine(none)) return true;
+      pollfd p{thread_->completion_fd(), POLLIN, 0};
+      poll(&p, 1, 50);
+      bool done = false;
+      for (kms::Completion& c : thread_->take_completions()) {
+        if (mine(c)) {
+          done = true;
+          continue;
+        }
+        for (KmsOutput* o : outputs_)
+          if (o->owns(c.cookie)) o->completed(c);
+      }
+      if (done) return true;
+    }
+    return false;
+  };
+  // Let the frame in flight land first: the capture re-commits what is on screen.
+  wait_completions([&](kms::Completion& c) { return c.cookie == 0 && ko.idle(); });
+  if (ko.screen_props().empty()) {
+    *error = "nothing has been shown on this output yet";
+    return false;
+  }
+  int32_t w = output.mode().width, h = output.mode().height;
+  DumbBuffer dumb;
+  if (!dumb.create(fd_, uint32_t(w), uint32_t(h), error)) return false;
+  uint64_t cookie = ko.submit_capture(wb->id, dumb.fb);
+  UniqueFd fence;
+  bool ok = false;
+  bool finished = wait_completions([&](kms::Completion& c) {
+    if (c.cookie != cookie || cookie == 0) return false;
+    ko.completed(c);
+    ok = c.kind == kms::Completion::Kind::presented;
+    if (!ok) *error = std::string("the capture commit failed: ") + std::strerror(c.error);
+    fence = std::move(c.writeback_fence);
+    return true;
+  });
+  if (!finished) {
+    *error = "the capture commit did not complete in time";
+    return false;
+  }
+  if (!ok) return false;
+  if (fence) {
+    pollfd p{fence.get(), POLLIN, 0};
+    int left = int(std::max<int64_t>(0, (deadline - now_ns()) / 1000000));
+    if (poll(&p, 1, left) <= 0) {
+      *error = "the writeback fence did not signal in time";
+      return false;
+    }
+  }
+  out->width = w;
+  out->height = h;
+  out->rgba.resize(size_t(w) * size_t(h) * 4);
+  for (int32_t y = 0; y < h; ++y) {
+    const auto* row = static_cast<const uint8_t*>(dumb.map) + size_t(y) * dumb.pitch;
+    for (int32_t x = 0; x < w; ++x) {
+      uint8_t* d = out->pixel(x, y);
+      d[0] = row[x * 4 + 2];
+      d[1] = row[x * 4 + 1];
+      d[2] = row[x * 4 + 0];
+      d[3] = 255;
+    }
+  }
+  return true;
+}
+
+}  // namespace ferry

@@ -1,0 +1,110 @@
+#include "core/commit_gate.hpp"
+
+#include "core/dmabuf_buffer.hpp"
+#include "core/server.hpp"
+#include "protocol/presentation_time.hpp"
+#include "sync/dmabuf_fence.hpp"
+#include "sync/sync_file.hpp"
+#include "util/log.hpp"
+
+namespace ferry {
+
+namespace {
+
+// The fences a reader of every plane must wait for, merged; empty when there are none
+// pending or the kernel cannot tell (then the buffer is used as is, like before 5.20).
+UniqueFd implicit_acquire_fence(Buffer& buffer) {
+  DmabufBuffer* dmabuf = DmabufBuffer::from_buffer(&buffer);
+  if (!dmabuf) return UniqueFd();
+  UniqueFd merged;
+  for (int i = 0; i < dmabuf->plane_count(); ++i) {
+    UniqueFd fence = dmabuf_export_fence(dmabuf->plane_fd(i), DmabufAccess::read);
+    if (!fence || sync_file_signalled(fence.get())) continue;
+    merged = merged ? sync_file_merge(merged.get(), fence.get()) : std::move(fence);
+  }
+  return merged;
+}
+
+}  // namespace
+
+CommitGate::CommitGate(Surface& surface)
+    : surface_(surface), waiter_(surface.server().loop()) {}
+
+CommitGate::~CommitGate() {
+  for (auto& e : queue_) {
+    for (wl_resource* r : e->state.frame_callbacks.take()) wl_resource_destroy(r);
+    for (wl_resource* r : e->state.feedbacks.take()) presentation_feedback_discard(r);
+  }
+}
+
+void CommitGate::commit(SurfaceState& pending) {
+  Buffer* buffer = nullptr;
+  if (pending.committed & SurfaceState::kBuffer) buffer = Buffer::from_resource(pending.buffer_resource);
+  SyncPoints points;
+  if (explicit_ && !explicit_->latch(pending, buffer, &points)) return;
+
+  auto entry = std::make_unique<Entry>();
+  entry->buffer = BufferRef(buffer);
+  if (buffer && points.release) buffer->add_release_point(points.release, points.release_point);
+  bool waiting = wait_for_acquire(*entry, points, buffer);
+
+  if (queue_.empty() && !waiting) {
+    // The common case: nothing to wait for. The entry's lock spans the apply so that the
+    // release point cannot fire before the surface holds its own reference.
+    surface_.commit_state(pending);
+    return;
+  }
+  if (waiting) {
+    ++held_total_;
+    log_debug("wl_surface@%u: commit held until its acquire fence signals (%zu queued)",
+              wl_resource_get_id(surface_.resource()), queue_.size() + 1);
+  }
+  entry->state = std::move(pending);
+  pending = SurfaceState();
+  if (entry->state.buffer_resource) {
+    Entry* raw = entry.get();
+    entry->buffer_destroy.connect_resource_destroy(entry->state.buffer_resource, [raw](void*) {
+      raw->state.buffer_resource = nullptr;
+      raw->buffer_destroy.disconnect();
+    });
+  }
+  queue_.push_back(std::move(entry));
+  // A fence-free commit behind a held one waits its turn; a held one may already be done.
+  release_ready();
+}
+
+bool CommitGate::wait_for_acquire(Entry& entry, const SyncPoints& points, Buffer* buffer) {
+  Entry* raw = &entry;
+  auto done = [this, raw](int status) {
+    raw->wait = 0;
+    if (status != 0)
+      log_warn("wl_surface@%u: acquire fence wait failed (%d); showing the buffer anyway",
+               wl_resource_get_id(surface_.resource()), status);
+    release_ready();
+  };
+  if (points.acquire) {
+    if (points.acquire->point_signalled(points.acquire_point)) return false;
+    entry.wait = waiter_.wait_point(points.acquire, points.acquire_point, done);
+  } else if (buffer && !explicit_ && buffer->kind() == BufferKind::dmabuf) {
+    UniqueFd fence = implicit_acquire_fence(*buffer);
+    if (!fence) return false;
+    entry.wait = waiter_.wait_sync_file(std::move(fence), done);
+  }
+  return entry.wait != 0;
+}
+
+void CommitGate::release_ready() {
+  // Applying a commit can run client-visible code paths that commit again (subsurface
+  // parents); the loop below picks those up, so do not recurse.
+  if (releasing_) return;
+  releasing_ = true;
+  while (!queue_.empty() && queue_.front()->wait == 0) {
+    std::unique_ptr<Entry> e = std::move(queue_.front());
+    queue_.pop_front();
+    e->buffer_destroy.disconnect();
+    surface_.commit_state(e->state);
+  }
+  releasing_ = false;
+}
+
+}  // namespace ferry

@@ -1,0 +1,354 @@
+// Explicit and implicit sync through ferryd, from the client side, in the qemu guest:
+// ferryd --backend headless --display-device /dev/dri/card0 (vkms with patches/0003), a
+// client rendering into vgem dumb buffers shared as dmabufs, sw_sync fences standing in
+// for the client's GPU work. Pixels come from wlr-screencopy; pacing from frame callbacks.
+#include <drm_fourcc.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "harness.hpp"
+#include "kmstest/buffer.hpp"
+#include "kmstest/device.hpp"
+#include "kmstest/sw_sync.hpp"
+#include "linux-dmabuf-unstable-v1-client-protocol.h"
+#include "linux-drm-syncobj-v1-client-protocol.h"
+#include "sync/dmabuf_fence.hpp"
+#include "sync/syncobj.hpp"
+#include "frame_counter.hpp"
+#include "wl_client.hpp"
+
+namespace ferry::itest {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+using kmstest::SwSyncTimeline;
+
+constexpr int32_t kSize = 200;
+constexpr uint32_t kRed = 0x00ff0000, kGreen = 0x0000ff00;
+
+double ms_since(Clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+}
+
+int64_t mono_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+// Globals WlClient does not bind.
+struct Extras {
+  zwp_linux_dmabuf_v1* dmabuf = nullptr;
+  wp_linux_drm_syncobj_manager_v1* syncobj = nullptr;
+  bool xrgb_linear = false;
+};
+
+void dmabuf_format(void*, zwp_linux_dmabuf_v1*, uint32_t) {}
+void dmabuf_modifier(void* data, zwp_linux_dmabuf_v1*, uint32_t format, uint32_t hi, uint32_t lo) {
+  if (format == DRM_FORMAT_XRGB8888 && ((uint64_t(hi) << 32) | lo) == DRM_FORMAT_MOD_LINEAR)
+    static_cast<Extras*>(data)->xrgb_linear = true;
+}
+const zwp_linux_dmabuf_v1_listener kDmabufListener = {dmabuf_format, dmabuf_modifier};
+
+void on_global(void* data, wl_registry* reg, uint32_t name, const char* iface, uint32_t version) {
+  auto* x = static_cast<Extras*>(data);
+  std::string i = iface;
+  if (i == zwp_linux_dmabuf_v1_interface.name) {
+    x->dmabuf = static_cast<zwp_linux_dmabuf_v1*>(
+        wl_registry_bind(reg, name, &zwp_linux_dmabuf_v1_interface, std::min(version, 3u)));
+    zwp_linux_dmabuf_v1_add_listener(x->dmabuf, &kDmabufListener, x);
+  } else if (i == wp_linux_drm_syncobj_manager_v1_interface.name) {
+    x->syncobj = static_cast<wp_linux_drm_syncobj_manager_v1*>(
+        wl_registry_bind(reg, name, &wp_linux_drm_syncobj_manager_v1_interface, 1));
+  }
+}
+void on_global_remove(void*, wl_registry*, uint32_t) {}
+const wl_registry_listener kRegistryListener = {on_global, on_global_remove};
+
+Extras bind_extras(WlClient& c) {
+  Extras x;
+  wl_registry* reg = wl_display_get_registry(c.display());
+  wl_registry_add_listener(reg, &kRegistryListener, &x);
+  c.roundtrip();
+  c.roundtrip();
+  return x;
+}
+
+// A client "GPU" buffer: a vgem dumb buffer filled with one colour, as a wl_buffer.
+struct ClientBuffer {
+  std::unique_ptr<kmstest::DumbBuffer> dumb;
+  UniqueFd dmabuf;
+  wl_buffer* buffer = nullptr;
+};
+
+ClientBuffer make_buffer(int vgem, WlClient& c, const Extras& x, uint32_t pixel) {
+  ClientBuffer b;
+  b.dumb = std::make_unique<kmstest::DumbBuffer>(kmstest::DumbBuffer::create(vgem, kSize, kSize));
+  b.dumb->fill(pixel);
+  b.dmabuf = b.dumb->export_dmabuf();
+  uint64_t mod = x.xrgb_linear ? DRM_FORMAT_MOD_LINEAR : DRM_FORMAT_MOD_INVALID;
+  zwp_linux_buffer_params_v1* p = zwp_linux_dmabuf_v1_create_params(x.dmabuf);
+  zwp_linux_buffer_params_v1_add(p, b.dmabuf.get(), 0, 0, b.dumb->pitch(), uint32_t(mod >> 32),
+                                 uint32_t(mod));
+  b.buffer = zwp_linux_buffer_params_v1_create_immed(p, kSize, kSize, DRM_FORMAT_XRGB8888, 0);
+  zwp_linux_buffer_params_v1_destroy(p);
+  c.roundtrip();
+  return b;
+}
+
+// How many pixels of the whole output have this colour (within 40 per channel).
+int count_colour(WlClient& c, uint32_t pixel) {
+  Image img;
+  std::string err;
+  if (!c.capture(0, &img, &err)) {
+    ADD_FAILURE() << "capture: " << err;
+    return -1;
+  }
+  Rgb want{int(pixel >> 16 & 0xff), int(pixel >> 8 & 0xff), int(pixel & 0xff)};
+  int n = 0;
+  for (int32_t y = 0; y < img.height; ++y)
+    for (int32_t x = 0; x < img.width; ++x) n += rgb_near(pixel_of(img, x, y), want, 40);
+  return n;
+}
+
+void frame_done(void* data, wl_callback* cb, uint32_t) {
+  *static_cast<Clock::time_point*>(data) = Clock::now();
+  wl_callback_destroy(cb);
+}
+const wl_callback_listener kFrameListener = {frame_done};
+
+// Attaches, damages and commits with a frame callback that stamps *done.
+void commit_buffer(Toplevel& t, wl_buffer* b, Clock::time_point* done) {
+  *done = Clock::time_point{};
+  wl_surface_attach(t.surface, b, 0, 0);
+  wl_surface_damage_buffer(t.surface, 0, 0, kSize, kSize);
+  wl_callback_add_listener(wl_surface_frame(t.surface), &kFrameListener, done);
+  wl_surface_commit(t.surface);
+}
+
+bool wait_done(WlClient& c, const Clock::time_point& done, int timeout_ms) {
+  auto start = Clock::now();
+  while (done == Clock::time_point{} && ms_since(start) < timeout_ms)
+    if (!c.dispatch_for(10)) return false;
+  return done != Clock::time_point{};
+}
+
+class SyncClientTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(ferryd_.start({"--backend", "headless", "--display-device", "/dev/dri/card0",
+                               "--output", "640x480@60"}));
+    std::string err;
+    client_ = WlClient::connect(ferryd_.socket_path(), &err);
+    ASSERT_TRUE(client_) << err;
+    extras_ = bind_extras(*client_);
+    ASSERT_TRUE(extras_.dmabuf) << "no zwp_linux_dmabuf_v1\n" << ferryd_.log();
+    vgem_ = kmstest::open_node("vgem", kmstest::NodeType::primary);
+    ASSERT_TRUE(vgem_);
+    vkms_ = kmstest::open_node("vkms", kmstest::NodeType::primary);
+    ASSERT_TRUE(vkms_);
+  }
+
+  // A fresh connection for protocol-error cases.
+  std::unique_ptr<WlClient> connect(Extras* x) {
+    std::string err;
+    auto c = WlClient::connect(ferryd_.socket_path(), &err);
+    EXPECT_TRUE(c) << err;
+    if (c) *x = bind_extras(*c);
+    return c;
+  }
+
+  Ferryd ferryd_;
+  std::unique_ptr<WlClient> client_;
+  Extras extras_;
+  UniqueFd vgem_, vkms_;
+};
+
+// (a) + (b): a pending acquire point holds this client's frame only; the release point of
+// the replaced buffer is signalled only once the replacing frame was presented.
+TEST_F(SyncClientTest, AcquirePointHoldsCommitAndReleaseFollowsReplacement) {
+  ASSERT_TRUE(extras_.syncobj) << "linux-drm-syncobj-v1 not advertised\n" << ferryd_.log();
+  WlClient& c = *client_;
+  Toplevel top = c.create_toplevel();
+  auto* sync = wp_linux_drm_syncobj_manager_v1_get_surface(extras_.syncobj, top.surface);
+  auto tl = SyncobjTimeline::create(vkms_.get());
+  ASSERT_TRUE(tl);
+  UniqueFd tl_fd = tl->export_fd();
+  auto* wl_tl = wp_linux_drm_syncobj_manager_v1_import_timeline(extras_.syncobj, tl_fd.get());
+  ClientBuffer red = make_buffer(vgem_.get(), c, extras_, kRed);
+  ClientBuffer green = make_buffer(vgem_.get(), c, extras_, kGreen);
+
+  // Red, already rendered (acquire 1 signalled), release 2.
+  ASSERT_EQ(tl->signal(1), 0);
+  wp_linux_drm_syncobj_surface_v1_set_acquire_point(sync, wl_tl, 0, 1);
+  wp_linux_drm_syncobj_surface_v1_set_release_point(sync, wl_tl, 0, 2);
+  Clock::time_point red_done;
+  commit_buffer(top, red.buffer, &red_done);
+  ASSERT_TRUE(wait_done(c, red_done, 2000)) << ferryd_.log();
+  EXPECT_GE(count_colour(c, kRed), kSize * kSize * 9 / 10);
+
+  FrameCounter other(ferryd_.socket_path());
+  std::this_thread::sleep_for(300ms);
+
+  // Green, whose rendering has not finished: acquire 3 is a pending sw_sync fence.
+  auto sw = SwSyncTimeline::open();
+  UniqueFd gpu_work = sw.create_fence(1);
+  ASSERT_EQ(tl->import_sync_file(3, gpu_work.get()), 0);
+  wp_linux_drm_syncobj_surface_v1_set_acquire_point(sync, wl_tl, 0, 3);
+  wp_linux_drm_syncobj_surface_v1_set_release_point(sync, wl_tl, 0, 4);
+  Clock::time_point green_done;
+  commit_buffer(top, green.buffer, &green_done);
+  ASSERT_GE(c.roundtrip(), 0);
+
+  auto t0 = Clock::now();
+  EXPECT_FALSE(wait_done(c, green_done, 500)) << "frame callback of a held commit";
+  auto t1 = Clock::now();
+  int others = other.count_between(t0, t1);
+  EXPECT_GE(others, 15) << "the second client must keep its ~30 frames in 500 ms";
+  EXPECT_GE(count_colour(c, kRed), kSize * kSize * 9 / 10) << "held content must not show";
+  EXPECT_EQ(count_colour(c, kGreen), 0);
+  EXPECT_FALSE(tl->point_signalled(2)) << "red is still on screen";
+
+  auto signal_time = Clock::now();
+  ASSERT_EQ(sw.advance(), 0);
+  ASSERT_TRUE(wait_done(c, green_done, 1000)) << ferryd_.log();
+  double latency = std::chrono::duration<double, std::milli>(green_done - signal_time).count();
+  EXPECT_LT(latency, 250.0);
+  EXPECT_GE(count_colour(c, kGreen), kSize * kSize * 9 / 10);
+  EXPECT_EQ(count_colour(c, kRed), 0);
+  // Red was replaced and the replacing frame presented: its release point follows.
+  EXPECT_EQ(tl->wait_signalled(2, mono_ns() + 500'000'000), 0);
+  EXPECT_FALSE(tl->point_signalled(4)) << "green is still on screen";
+  EXPECT_FALSE(other.failed()) << other.error();
+  std::printf("held 500 ms: other client %d frames; shown %.1f ms after the signal\n", others,
+              latency);
+}
+
+// Implicit sync: a dmabuf whose reservation holds a pending writer's fence is held too.
+TEST_F(SyncClientTest, ImplicitWriterFenceHoldsDmabufCommit) {
+  WlClient& c = *client_;
+  Toplevel top = c.create_toplevel();
+  ClientBuffer red = make_buffer(vgem_.get(), c, extras_, kRed);
+  ClientBuffer green = make_buffer(vgem_.get(), c, extras_, kGreen);
+  Clock::time_point red_done;
+  commit_buffer(top, red.buffer, &red_done);
+  ASSERT_TRUE(wait_done(c, red_done, 2000)) << ferryd_.log();
+  EXPECT_GE(count_colour(c, kRed), kSize * kSize * 9 / 10);
+
+  FrameCounter other(ferryd_.socket_path());
+  std::this_thread::sleep_for(300ms);
+  auto sw = SwSyncTimeline::open();
+  UniqueFd gpu_work = sw.create_fence(1);
+  ASSERT_EQ(dmabuf_import_fence(green.dmabuf.get(), gpu_work.get(), DmabufAccess::write), 0);
+  Clock::time_point green_done;
+  commit_buffer(top, green.buffer, &green_done);
+  ASSERT_GE(c.roundtrip(), 0);
+
+  auto t0 = Clock::now();
+  EXPECT_FALSE(wait_done(c, green_done, 500));
+  EXPECT_GE(other.count_between(t0, Clock::now()), 15);
+  EXPECT_EQ(count_colour(c, kGreen), 0);
+  ASSERT_EQ(sw.advance(), 0);
+  ASSERT_TRUE(wait_done(c, green_done, 1000)) << ferryd_.log();
+  EXPECT_GE(count_colour(c, kGreen), kSize * kSize * 9 / 10);
+}
+
+// (c) The protocol's errors.
+struct ErrorCase {
+  const char* name;
+  const char* interface;
+  uint32_t code;
+};
+
+TEST_F(SyncClientTest, ProtocolErrors) {
+  ASSERT_TRUE(extras_.syncobj) << "linux-drm-syncobj-v1 not advertised\n" << ferryd_.log();
+  auto tl = SyncobjTimeline::create(vkms_.get());
+  ASSERT_TRUE(tl);
+  ASSERT_EQ(tl->signal(1), 0);
+
+  // Each case on its own connection; 'act' gets a surface with a syncobj object.
+  auto run = [&](const char* name, const char* want_iface, uint32_t want_code, auto act) {
+    Extras x;
+    auto c = connect(&x);
+    ASSERT_TRUE(c && x.syncobj) << name;
+    wl_surface* s = wl_compositor_create_surface(c->compositor);
+    auto* sync = wp_linux_drm_syncobj_manager_v1_get_surface(x.syncobj, s);
+    UniqueFd fd = tl->export_fd();
+    auto* wl_tl = wp_linux_drm_syncobj_manager_v1_import_timeline(x.syncobj, fd.get());
+    act(*c, x, s, sync, wl_tl);
+    c->roundtrip();
+    c->roundtrip();
+    std::string iface;
+    uint32_t code = 0;
+    ASSERT_TRUE(c->protocol_error(&iface, &code)) << name << ": no protocol error";
+    EXPECT_EQ(iface, want_iface) << name;
+    EXPECT_EQ(code, want_code) << name;
+  };
+  using Sync = wp_linux_drm_syncobj_surface_v1;
+  using Tl = wp_linux_drm_syncobj_timeline_v1;
+  const char* surf = "wp_linux_drm_syncobj_surface_v1";
+  const char* mgr = "wp_linux_drm_syncobj_manager_v1";
+
+  run("shm buffer", surf, WP_LINUX_DRM_SYNCOBJ_SURFACE_V1_ERROR_UNSUPPORTED_BUFFER,
+      [&](WlClient& c, Extras&, wl_surface* s, Sync* sync, Tl* t) {
+        wp_linux_drm_syncobj_surface_v1_set_acquire_point(sync, t, 0, 1);
+        wp_linux_drm_syncobj_surface_v1_set_release_point(sync, t, 0, 2);
+        wl_surface_attach(s, c.create_buffer(16, 16, WL_SHM_FORMAT_XRGB8888, kRed)->buffer, 0, 0);
+        wl_surface_commit(s);
+      });
+  run("no acquire", surf, WP_LINUX_DRM_SYNCOBJ_SURFACE_V1_ERROR_NO_ACQUIRE_POINT,
+      [&](WlClient& c, Extras& x, wl_surface* s, Sync* sync, Tl* t) {
+        ClientBuffer b = make_buffer(vgem_.get(), c, x, kRed);
+        wp_linux_drm_syncobj_surface_v1_set_release_point(sync, t, 0, 2);
+        wl_surface_attach(s, b.buffer, 0, 0);
+        wl_surface_commit(s);
+      });
+  run("no release", surf, WP_LINUX_DRM_SYNCOBJ_SURFACE_V1_ERROR_NO_RELEASE_POINT,
+      [&](WlClient& c, Extras& x, wl_surface* s, Sync* sync, Tl* t) {
+        ClientBuffer b = make_buffer(vgem_.get(), c, x, kRed);
+        wp_linux_drm_syncobj_surface_v1_set_acquire_point(sync, t, 0, 1);
+        wl_surface_attach(s, b.buffer, 0, 0);
+        wl_surface_commit(s);
+      });
+  run("points without buffer", surf, WP_LINUX_DRM_SYNCOBJ_SURFACE_V1_ERROR_NO_BUFFER,
+      [&](WlClient&, Extras&, wl_surface* s, Sync* sync, Tl* t) {
+        wp_linux_drm_syncobj_surface_v1_set_acquire_point(sync, t, 0, 1);
+        wp_linux_drm_syncobj_surface_v1_set_release_point(sync, t, 0, 2);
+        wl_surface_commit(s);
+      });
+  run("acquire not below release", surf, WP_LINUX_DRM_SYNCOBJ_SURFACE_V1_ERROR_CONFLICTING_POINTS,
+      [&](WlClient& c, Extras& x, wl_surface* s, Sync* sync, Tl* t) {
+        ClientBuffer b = make_buffer(vgem_.get(), c, x, kRed);
+        wp_linux_drm_syncobj_surface_v1_set_acquire_point(sync, t, 1, 5);
+        wp_linux_drm_syncobj_surface_v1_set_release_point(sync, t, 1, 5);
+        wl_surface_attach(s, b.buffer, 0, 0);
+        wl_surface_commit(s);
+      });
+  run("surface destroyed", surf, WP_LINUX_DRM_SYNCOBJ_SURFACE_V1_ERROR_NO_SURFACE,
+      [&](WlClient&, Extras&, wl_surface* s, Sync* sync, Tl* t) {
+        wl_surface_destroy(s);
+        wp_linux_drm_syncobj_surface_v1_set_acquire_point(sync, t, 0, 1);
+      });
+  run("second syncobj surface", mgr, WP_LINUX_DRM_SYNCOBJ_MANAGER_V1_ERROR_SURFACE_EXISTS,
+      [&](WlClient&, Extras& x, wl_surface* s, Sync*, Tl*) {
+        wp_linux_drm_syncobj_manager_v1_get_surface(x.syncobj, s);
+      });
+  run("sync_file as timeline", mgr, WP_LINUX_DRM_SYNCOBJ_MANAGER_V1_ERROR_INVALID_TIMELINE,
+      [&](WlClient&, Extras& x, wl_surface*, Sync*, Tl*) {
+        auto sw = SwSyncTimeline::open();
+        UniqueFd f = sw.create_fence(1);
+        wp_linux_drm_syncobj_manager_v1_import_timeline(x.syncobj, f.get());
+      });
+  // The daemon survived all of it and still serves a good client.
+  EXPECT_TRUE(ferryd_.running());
+  EXPECT_GE(client_->roundtrip(), 0);
+}
+
+}  // namespace
+}  // namespace ferry::itest
