@@ -186,9 +186,18 @@ ShmBuffer* WlClient::create_buffer(int32_t w, int32_t h, uint32_t format, uint32
   return buffers_.back().get();
 }
 
+namespace {
+// Heap-allocated toplevel state for the listeners, kept for the thread's lifetime.
+thread_local std::vector<std::unique_ptr<Toplevel>> keep;
+}  // namespace
+
+const Toplevel& WlClient::live(const Toplevel& copy) {
+  for (auto& t : keep)
+    if (t->surface == copy.surface) return *t;
+  return copy;
+}
+
 Toplevel WlClient::create_toplevel(bool ack) {
-  // Heap-allocated state for the listeners, kept for the client's lifetime.
-  static thread_local std::vector<std::unique_ptr<Toplevel>> keep;
   keep.push_back(std::make_unique<Toplevel>());
   Toplevel* t = keep.back().get();
   t->surface = wl_compositor_create_surface(compositor);

@@ -60,6 +60,9 @@ class WlClient {
   ShmBuffer* create_buffer(int32_t w, int32_t h, uint32_t shm_format, uint32_t pixel);
   // Creates a toplevel, commits, waits for and acks the first configure.
   Toplevel create_toplevel(bool ack = true);
+  // The listener-updated state of a toplevel create_toplevel() returned a copy of
+  // (configure count and last serial).
+  static const Toplevel& live(const Toplevel& copy);
   // Captures an output through wlr-screencopy into RGBA (false on failure).
   bool capture(size_t output_index, Image* out, std::string* error);
 
