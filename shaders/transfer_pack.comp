@@ -1,17 +1,21 @@
 #version 310 es
 // Source-side pack, compute variant (GLES 3.1): writes the payload words straight into the
 // ring slot's buffer, so only payload bytes leave the GPU.
-//   SEMIPLANAR (NV12, or P010 with BITS10): one workgroup per 16x16 chroma block (32x32
-//     luma). The block's source pixels (plus filter halo) are converted to Cb/Cr once into
-//     shared memory, filtered separably, rounded once; then Y is computed (LUMA_ADJUST: the
-//     least-squares Y for the chroma the destination rebuilds) and packed.
-//   PLANAR444: one invocation per 32-bit word of one plane (z = plane).
+//   SEMIPLANAR (NV12, or P010 with BITS10): one invocation per strip of 32 luma columns
+//     and SEG chroma rows, walking down with its running sums in registers (see below); chroma
+//     filtered separably and rounded once, then Y (LUMA_ADJUST: the least-squares Y for the
+//     chroma the destination rebuilds).
+//   PLANAR444: one invocation per 4 pixels, writing one word to each of the three planes.
+//   SEMIPLANAR + TILES (tiles-nv12): the same walker, one invocation per changed tile of
+//     TILE x TILE pixels (indirect dispatch from transfer_tiles.comp's SCAN), writing the
+//     tile's Y and its chroma with a one-site border at the tile's payload offset; so only
+//     changed tiles are packed. Layout: transfer/tiles.hpp.
 precision highp float;
 precision highp int;
 #ifdef PLANAR444
 layout(local_size_x = 64, local_size_y = 1) in;
 #else
-layout(local_size_x = 16, local_size_y = 16) in;
+layout(local_size_x = 8, local_size_y = 1) in;
 #endif
 uniform highp sampler2D u_src;
 uniform ivec2 u_size;
@@ -20,13 +24,8 @@ uniform vec3 u_offset;
 uniform mat3 u_to_rgb;
 uniform vec3 u_code_min;
 uniform vec3 u_code_max;
-uniform float u_htaps[16];
-uniform int u_hfirst;
-uniform int u_hcount;
+uniform float u_htaps[16];        // SEMIPLANAR: tap weights (first/count/siting are defines)
 uniform float u_vtaps[16];
-uniform int u_vfirst;
-uniform int u_vcount;
-uniform vec2 u_origin;
 uniform uint u_plane_words[3];    // plane offsets in 32-bit words
 uniform uint u_stride_words[3];   // row strides in 32-bit words
 layout(std430, binding = 0) writeonly buffer Payload { uint words[]; };
@@ -37,118 +36,248 @@ vec3 src_rgb(ivec2 p) {
 }
 
 #ifdef PLANAR444
+// One invocation per 4 pixels of a row: each pixel is fetched once for all three planes.
 void main() {
-  uint plane = gl_GlobalInvocationID.z;
   int y = int(gl_GlobalInvocationID.y);
   uint wx = gl_GlobalInvocationID.x;
-  if (wx >= u_stride_words[plane] || y >= u_size.y) return;
-  uint word = 0u;
+  if (wx >= u_stride_words[0] || y >= u_size.y) return;
+  uvec3 word = uvec3(0u);
   for (int b = 0; b < 4; ++b) {
     int x = int(wx) * 4 + b;
     if (x >= u_size.x) break;
     vec3 yuv = u_to_yuv * src_rgb(ivec2(x, y)) + u_offset;
-    float v = plane == 0u ? yuv.x : (plane == 1u ? yuv.y : yuv.z);
-    uint q = uint(clamp(floor(v + 0.5), u_code_min[plane], u_code_max[plane]));
-    word |= q << (8 * b);
+    uvec3 q = uvec3(clamp(floor(yuv + 0.5), u_code_min, u_code_max));
+    word |= q << uint(8 * b);
   }
-  words[u_plane_words[plane] + uint(y) * u_stride_words[plane] + wx] = word;
+  for (int p = 0; p < 3; ++p) words[u_plane_words[p] + uint(y) * u_stride_words[p] + wx] = word[p];
 }
+#else  // SEMIPLANAR
+// Strip walker. One invocation owns a strip of kOwn chroma columns (2 * kOwn luma columns)
+// and SEG chroma rows, and walks down it: each luma row is fetched once (plus the filter
+// halo), converted, filtered horizontally and added into the running vertical sums of
+// the chroma rows it belongs to (no window of rows to shift); a chroma row is rounded
+// once when its last row arrives. Y follows a few rows behind (it needs
+// the rounded chroma below it) and fetches its pixels again. Everything lives in the
+// invocation's registers: no shared memory, no barriers (llvmpipe runs barriers as
+// coroutines and shared-memory accesses lane by lane, which made the earlier
+// workgroup-tile packer 10-16x slower than a copy draw). Keeping a ring of Y bases
+// instead of fetching again was 2.5x slower on llvmpipe (the ring's register moves).
+// Host defines: HF/HC and VF/VC (first tap, tap count per axis), OX2/OY2 (1 when the
+// chroma origin is 0.5 luma pixels along x/y), SEG (chroma rows per invocation).
+#ifndef HF  // defaults (wide filter, left siting) so the base variant validates
+#define HF -5
+#define HC 11
+#define VF -4
+#define VC 10
+#define OX2 0
+#define OY2 1
+#endif
+#ifndef SEG
+#define SEG 64
+#endif
+#ifdef TILES
+#if defined(BITS10) || TILE > 32 || TILE < 2
+#error "TILES: 8-bit only, even tile sizes up to 32"
+#endif
+const int kOwn = TILE / 2;                        // chroma columns of a tile
+const int kLo = 1;                                // the border site left of the tile
+layout(std430, binding = 2) readonly buffer Work {
+  uvec4 dispatch_tiles;  // .w = changed tile count
+  uvec4 dispatch_walk;
+  uint list[];           // per changed tile: tile index, payload word offset
+};
+uniform int u_tiles_x;
 #else
-const int kBlock = 16;            // chroma samples per block side
-const int kHalo = kBlock + 2;     // plus one chroma sample each side for the upsampler
-const int kMaxTaps = 12;
-const int kLuma = 2 * kHalo + kMaxTaps - 2;
-shared vec2 s_uv[kLuma * kLuma];  // Cb/Cr codes of the block's source pixels
-shared vec2 s_h[kLuma * kHalo];   // after the horizontal filter
-shared vec2 s_c[kHalo * kHalo];   // rounded chroma codes
+const int kOwn = 16;                              // chroma columns written per strip
+const int kLo = OX2;                              // left halo site (centre siting)
+#endif
+const int kStripW = 2 * kOwn;                     // luma columns written per strip
+const int kNc = kLo + kOwn + 1;                   // sites computed: -kLo .. kOwn
+const int kX0 = min(0, HF - 2 * kLo);             // first luma column fetched, strip-relative
+const int kX1 = max(kStripW - 1, 2 * kOwn + HF + HC - 1);
+const int kXn = kX1 - kX0 + 1;                    // <= 64 for taps <= 16
+
+// Loops that index the register arrays are unrolled with these macros: llvmpipe keeps an
+// array indexed by a loop variable in memory and reads it lane by lane (4x slower), while
+// constant indices turn the arrays into registers. M(i) runs for i = 0..63 (U) or M(c, k)
+// for k = 0..15 (V); bodies guard themselves with constant conditions, which fold away.
+#define U4(M, a) M(a) M(a + 1) M(a + 2) M(a + 3)
+#define U16(M, a) U4(M, a) U4(M, a + 4) U4(M, a + 8) U4(M, a + 12)
+#define U64(M) U16(M, 0) U16(M, 16) U16(M, 32) U16(M, 48)
+#define V4(M, c, a) M(c, a) M(c, a + 1) M(c, a + 2) M(c, a + 3)
+#define V16(M, c) V4(M, c, 0) V4(M, c, 4) V4(M, c, 8) V4(M, c, 12)
+
+const int kP = (VC + 1) / 2;                      // chroma rows a luma row contributes to
+
+vec2 g_acc[8 * kNc];         // running vertical sums of the kP pending chroma rows, oldest first
+vec2 g_uv[64];               // Cb/Cr of the row being pushed
+vec2 g_h[kNc];               // that row filtered horizontally
+vec2 g_prev[kNc], g_cur[kNc];  // rounded chroma rows j - 1 and j
+
+#define FETCH(i) if ((i) < kXn) g_uv[i] = (u_to_yuv * src_rgb(ivec2(x0 + kX0 + (i), rr))).yz + u_offset.yz;
+#define HTAP(c, k) if ((k) < HC) s += u_htaps[k] * g_uv[clamp(2 * ((c) - kLo) + HF + (k) - kX0, 0, 63)];
+#define HFILTER(c) if ((c) < kNc) { vec2 s = vec2(0.0); V16(HTAP, c) g_h[min(c, kNc - 1)] = s; }
+// The row is tap E - 2m of pending chroma row m: E = VC - 1 on the row that completes the
+// oldest one, VC - 2 on the others. Taps arrive in increasing order, as in a plain sum.
+#define ACC(c, m, E) if ((c) < kNc && (m) < kP && (E) - 2 * (m) >= 0) \
+    g_acc[min((m) * kNc + (c), 8 * kNc - 1)] += u_vtaps[clamp((E) - 2 * (m), 0, 15)] * g_h[min(c, kNc - 1)];
+#define ACC_LAST(c, m) ACC(c, m, VC - 1)
+#define ACC_MID(c, m) ACC(c, m, VC - 2)
+#define ACC_ROW_LAST(c) V16(ACC_LAST, c)
+#define ACC_ROW_MID(c) V16(ACC_MID, c)
+// Oldest sum done: the others move down one slot and a fresh one starts.
+#define ACC_SHIFT(i) if ((i) < kP * kNc) \
+    g_acc[min(i, 8 * kNc - 1)] = (i) + kNc < kP * kNc ? g_acc[min((i) + kNc, 8 * kNc - 1)] : vec2(0.0);
+
+// Y base (the rgb part of Y) = dot(y_base_coeffs(), rgb); see main().
+vec3 y_base_coeffs() {
+#ifdef LUMA_ADJUST
+  vec3 a = u_to_rgb[0];
+  return a / dot(a, a);
+#else
+  return vec3(u_to_yuv[0].x, u_to_yuv[1].x, u_to_yuv[2].x);
+#endif
+}
+
+// Fetches luma row r of the strip at x0, filters it horizontally and adds it to the
+// pending vertical sums. 'last': this row completes the oldest pending chroma row.
+void push_row(int r, int x0, bool last) {
+  int rr = clamp(r, 0, u_size.y - 1);
+  U64(FETCH)
+  U64(HFILTER)
+  if (last) {
+    U64(ACC_ROW_LAST)
+  } else {
+    U64(ACC_ROW_MID)
+  }
+}
+
+#define ACC_ZERO(i) if ((i) < 8 * kNc) g_acc[min(i, 8 * kNc - 1)] = vec2(0.0);
+#define ACC_ZERO_64(i) ACC_ZERO((i) + 64)
+#define ACC_ZERO_128(i) ACC_ZERO((i) + 128)
+#define ACC_SHIFT_64(i) ACC_SHIFT((i) + 64)
+#define ACC_SHIFT_128(i) ACC_SHIFT((i) + 128)
+#define ROUND_C(c) if ((c) < kNc) \
+    g_cur[min(c, kNc - 1)] = clamp(floor(g_acc[min(c, 8 * kNc - 1)] + 0.5), u_code_min.yz, u_code_max.yz);
+#define RIGHT_EDGE(c) if ((c) >= 1 && (c) < kNc && c0 + (c) - kLo > csize.x - 1) \
+    g_cur[min(c, kNc - 1)] = g_cur[clamp((c) - 1, 0, kNc - 1)];
+#define KEEP_PREV(c) if ((c) < kNc) g_cur[min(c, kNc - 1)] = g_prev[min(c, kNc - 1)];
+#define SET_PREV(c) if ((c) < kNc) g_prev[min(c, kNc - 1)] = g_cur[min(c, kNc - 1)];
+#ifdef BITS10
+#define STORE_C(c) if ((c) < kOwn && c0 + (c) < csize.x) { uvec2 q = uvec2(g_cur[(c) + kLo]); \
+    words[cbase + uint(c0 + (c))] = (q.x << 6) | ((q.y << 6) << 16); }
+const int kPerWord = 2;
+#else
+#define STORE_C(c) if ((c) < kOwn && ((c) & 1) == 0 && c0 + (c) < csize.x) { \
+    uvec2 q0 = uvec2(g_cur[(c) + kLo]); \
+    uvec2 q1 = c0 + (c) + 1 < csize.x ? uvec2(g_cur[min((c) + kLo + 1, kNc - 1)]) : uvec2(0u); \
+    words[cbase + uint((c0 + (c)) / 2)] = q0.x | (q0.y << 8) | (q1.x << 16) | (q1.y << 24); }
+const int kPerWord = 4;
+#endif
+// Tile chroma with its border: array index c is border site c (site -1 of the tile first).
+#define STORE_TC(c) if ((c) < kNc && ((c) & 1) == 0 && (c) < cn_w) { \
+    uvec2 q0 = uvec2(g_cur[min(c, kNc - 1)]); \
+    uvec2 q1 = (c) + 1 < cn_w ? uvec2(g_cur[min((c) + 1, kNc - 1)]) : uvec2(0u); \
+    words[cbase + uint((c) / 2)] = q0.x | (q0.y << 8) | (q1.x << 16) | (q1.y << 24); }
+// Pixel t of the strip: chroma sites ci and ci + 1 (strip array indices), weight fx.
+#define Y_PIXEL(t) if ((t) < kStripW) { \
+    const int ci = (OX2 == 1 ? ((t) + 1) / 2 - 1 : (t) / 2) + kLo; \
+    const float fx = OX2 == 1 ? (((t) & 1) == 1 ? 0.25 : 0.75) : 0.5 * float((t) & 1); \
+    vec2 uv = mix(mix(g_prev[min(ci, kNc - 1)], g_prev[min(ci + 1, kNc - 1)], fx), \
+                  mix(g_cur[min(ci, kNc - 1)], g_cur[min(ci + 1, kNc - 1)], fx), fy); \
+    float v = dot(ky, src_rgb(ivec2(x0 + (t), y))) - dot(gc, uv - u_offset.yz) + u_offset.x; \
+    uint q = x0 + (t) < u_size.x ? uint(clamp(floor(v + 0.5), u_code_min.x, u_code_max.x)) : 0u; \
+    word |= kPerWord == 4 ? q << (8 * ((t) & 3)) : (q << 6) << (16 * ((t) & 1)); \
+    if (((t) + 1) % kPerWord == 0) { \
+      if (x0 + (t) + 1 - kPerWord < u_size.x) words[ybase + uint((xw + (t) + 1 - kPerWord) / kPerWord)] = word; \
+      word = 0u; } }
 
 void main() {
   ivec2 csize = (u_size + 1) / 2;
-  ivec2 b0 = ivec2(gl_WorkGroupID.xy) * kBlock - 1;  // first chroma sample in the halo
-  ivec2 l0 = 2 * b0 + ivec2(u_hfirst, u_vfirst);     // first luma pixel loaded
-  int cols = 2 * kHalo + u_hcount - 2;
-  int rows = 2 * kHalo + u_vcount - 2;
-  int lid = int(gl_LocalInvocationIndex);
-  const int kThreads = kBlock * kBlock;
-  for (int i = lid; i < cols * rows; i += kThreads) {
-    ivec2 q = ivec2(i % cols, i / cols);
-    s_uv[q.y * kLuma + q.x] = (u_to_yuv * src_rgb(l0 + q)).yz + u_offset.yz;
-  }
-  barrier();
-  for (int i = lid; i < kHalo * rows; i += kThreads) {
-    int ci = i % kHalo, r = i / kHalo;
-    vec2 s = vec2(0.0);
-    for (int k = 0; k < u_hcount; ++k) s += u_htaps[k] * s_uv[r * kLuma + 2 * ci + k];
-    s_h[r * kHalo + ci] = s;
-  }
-  barrier();
-  for (int i = lid; i < kHalo * kHalo; i += kThreads) {
-    int ci = i % kHalo, cj = i / kHalo;
-    // Rows are clamped like the CPU reference: filter at the clamped luma row.
-    vec2 s = vec2(0.0);
-    for (int k = 0; k < u_vcount; ++k) {
-      int y = clamp(2 * (b0.y + cj) + u_vfirst + k, 0, u_size.y - 1);
-      s += u_vtaps[k] * s_h[(y - l0.y) * kHalo + ci];
-    }
-    s_c[cj * kHalo + ci] = clamp(floor(s + 0.5), u_code_min.yz, u_code_max.yz);
-  }
-  barrier();
-
-  // Chroma plane.
-  ivec2 lc = ivec2(gl_LocalInvocationID.xy);
-  ivec2 c = ivec2(gl_WorkGroupID.xy) * kBlock + lc;
-  if (c.y < csize.y && c.x < csize.x) {
-    uvec2 q0 = uvec2(s_c[(lc.y + 1) * kHalo + lc.x + 1]);
-#ifdef BITS10
-    words[u_plane_words[1] + uint(c.y) * u_stride_words[1] + uint(c.x)] =
-        (q0.x << 6) | ((q0.y << 6) << 16);
+#ifdef TILES
+  uint idx = gl_GlobalInvocationID.x;
+  if (idx >= dispatch_tiles.w) return;
+  int tile = int(list[2u * idx]);
+  uint tbase = list[2u * idx + 1u];
+  ivec2 o = ivec2(tile % u_tiles_x, tile / u_tiles_x) * TILE;
+  ivec2 e = min(ivec2(TILE), u_size - o);
+  int c0 = o.x / 2, x0 = o.x, xw = 0, j0 = o.y / 2;
+  int rl = o.y + e.y - 1;
+  int jlast = j0 + (e.y + 1) / 2;                // the bottom border row
+  uint ystride = uint(e.x + 3) / 4u;             // Y rows padded to words
+  int cn_w = (e.x + 1) / 2 + 2, cn_h = (e.y + 1) / 2 + 2;
+  uint cstride = uint(cn_w * 2 + 3) / 4u;
+  uint cblock = tbase + uint(e.y) * ystride;
 #else
-    if ((c.x & 1) == 0) {
-      uvec2 q1 = c.x + 1 < csize.x ? uvec2(s_c[(lc.y + 1) * kHalo + lc.x + 2]) : uvec2(0u);
-      words[u_plane_words[1] + uint(c.y) * u_stride_words[1] + uint(c.x / 2)] =
-          q0.x | (q0.y << 8) | (q1.x << 16) | (q1.y << 24);
-    }
+  int c0 = int(gl_GlobalInvocationID.x) * kOwn;  // first chroma column written
+  int x0 = 2 * c0, xw = x0;
+  int j0 = int(gl_GlobalInvocationID.y) * SEG;   // first chroma row written
+  if (x0 >= u_size.x || j0 >= csize.y) return;
+  int rl = min(2 * (j0 + SEG), u_size.y) - 1;    // last luma row written
+  int jlast = min(j0 + SEG, (rl + 2 - OY2) / 2);
 #endif
-  }
-
-  // Luma plane: 32 rows of 32 pixels, 4 (8-bit) or 2 (10-bit) pixels per word.
-#ifdef BITS10
-  const int kPerWord = 2;
-#else
-  const int kPerWord = 4;
-#endif
-  const int kWordsPerRow = 2 * kBlock / kPerWord;
-  for (int i = lid; i < kWordsPerRow * 2 * kBlock; i += kThreads) {
-    ivec2 p0 = ivec2(gl_WorkGroupID.xy) * (2 * kBlock) + ivec2((i % kWordsPerRow) * kPerWord, i / kWordsPerRow);
-    if (p0.y >= u_size.y || p0.x >= u_size.x) continue;
-    uint word = 0u;
-    for (int b = 0; b < kPerWord; ++b) {
-      ivec2 p = p0 + ivec2(b, 0);
-      if (p.x >= u_size.x) break;
-      vec3 rgb = src_rgb(p);
 #ifdef LUMA_ADJUST
-      vec2 cc = (vec2(p) - u_origin) * 0.5;
-      vec2 cf = floor(cc);
-      vec2 f = cc - cf;
-      ivec2 i0 = ivec2(cf);
-      ivec2 ia = clamp(i0, ivec2(0), csize - 1) - b0;
-      ivec2 ib = clamp(i0 + 1, ivec2(0), csize - 1) - b0;
-      vec2 uv = mix(mix(s_c[ia.y * kHalo + ia.x], s_c[ia.y * kHalo + ib.x], f.x),
-                    mix(s_c[ib.y * kHalo + ia.x], s_c[ib.y * kHalo + ib.x], f.x), f.y);
-      vec3 a = u_to_rgb[0];
-      vec3 off = u_to_rgb * vec3(0.0, uv - u_offset.yz);
-      float y = dot(a, rgb - off) / dot(a, a) + u_offset.x;
+  // Y = dot(a, rgb - M (0, uv - o)) / dot(a, a) + o.x with a = M's Y column: the least-squares
+  // Y for the chroma the destination rebuilds; split into a per-pixel base and a chroma term.
+  vec3 a = u_to_rgb[0];
+  vec2 gc = vec2(dot(a, u_to_rgb[1]), dot(a, u_to_rgb[2])) / dot(a, a);
 #else
-      float y = (u_to_yuv * rgb).x + u_offset.x;
+  vec2 gc = vec2(0.0);
 #endif
-      uint q = uint(clamp(floor(y + 0.5), u_code_min.x, u_code_max.x));
-#ifdef BITS10
-      word |= (q << 6) << (16 * b);
-#else
-      word |= q << (8 * b);
-#endif
+  // One push site (the row loop) keeps a single copy of the unrolled row code. After the
+  // first VC - 2 rows, every second row completes the window of chroma row j.
+  int r0 = 2 * (j0 - 1) + VF;  // first luma row fetched
+  int rows = VC - 2 + 2 * (jlast - j0 + 2);
+  U64(ACC_ZERO) U64(ACC_ZERO_64) U64(ACC_ZERO_128)
+  for (int n = 0; n < rows; ++n) {
+    bool last = ((n - VC) & 1) == 1;
+    push_row(r0 + n, x0, last);
+    if (!last) continue;
+    if (n < VC - 1) {  // sums of chroma rows before the strip's first: dropped
+      U64(ACC_SHIFT) U64(ACC_SHIFT_64) U64(ACC_SHIFT_128)
+      continue;
     }
-    words[u_plane_words[0] + uint(p0.y) * u_stride_words[0] + uint(p0.x / kPerWord)] = word;
+    int j = j0 - 1 + (n - (VC - 1)) / 2;
+    // Chroma row j: its vertical sum is complete; round once. Sites outside the plane
+    // repeat the edge site, as the reference clamps them.
+    U64(ROUND_C)
+    U64(ACC_SHIFT) U64(ACC_SHIFT_64) U64(ACC_SHIFT_128)
+    if (kLo == 1 && c0 == 0) g_cur[0] = g_cur[1];
+    U64(RIGHT_EDGE)
+    if (j > csize.y - 1) { U64(KEEP_PREV) }
+    if (j == 0) { U64(SET_PREV) }
+#ifdef TILES
+    // Border rows j0 - 1 .. j0 + cn_h - 2; row -1 of the plane is row 0 (written again
+    // once row 0 is known).
+    if (j - j0 + 1 < cn_h) {
+      uint cbase = cblock + uint(j - j0 + 1) * cstride;
+      U64(STORE_TC)
+      if (j == 0 && j0 == 0) {
+        cbase = cblock;
+        U64(STORE_TC)
+      }
+    }
+#else
+    if (j >= j0 && j < csize.y) {
+      uint cbase = u_plane_words[1] + uint(j) * u_stride_words[1];
+      U16(STORE_C, 0)
+    }
+#endif
+    // Luma rows between chroma rows j - 1 and j.
+    for (int d = 0; d < 2; ++d) {
+      int y = 2 * j - 2 + OY2 + d;
+      if (y < 2 * j0 || y > rl) continue;
+      float fy = OY2 == 1 ? 0.25 + 0.5 * float(d) : 0.5 * float(d);
+#ifdef TILES
+      uint ybase = tbase + uint(y - o.y) * ystride;
+#else
+      uint ybase = u_plane_words[0] + uint(y) * u_stride_words[0];
+#endif
+      uint word = 0u;
+      vec3 ky = y_base_coeffs();
+      U64(Y_PIXEL)
+    }
+    U64(SET_PREV)
   }
 }
 #endif

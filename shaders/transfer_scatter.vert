@@ -1,6 +1,7 @@
 #version 300 es
 // Pass-through draw of the tile stream: instance i is the i-th changed tile; its quad
 // covers the tile in the destination copy and fetches from slot i of the stream texture.
+// NV12: slot i of the chroma stream holds the tile's sites with a one-site border.
 precision highp float;
 precision highp int;
 uniform highp usampler2D u_list;  // R32UI, tile index per instance, 4096 per row
@@ -8,6 +9,10 @@ uniform ivec2 u_size;
 uniform int u_tile;
 uniform int u_tiles_x;
 flat out ivec2 v_delta;           // stream texel minus destination pixel
+#ifdef NV12
+uniform int u_cslot;              // chroma slot side: tile / 2 + 2
+flat out ivec2 v_cdelta;          // chroma stream texel minus chroma site
+#endif
 void main() {
   int t = int(texelFetch(u_list, ivec2(gl_InstanceID % 4096, gl_InstanceID / 4096), 0).r);
   ivec2 origin = ivec2(t % u_tiles_x, t / u_tiles_x) * u_tile;
@@ -17,4 +22,8 @@ void main() {
   vec2 pix = vec2(origin) + corner * vec2(ext);
   gl_Position = vec4(pix / vec2(u_size) * 2.0 - 1.0, 0.0, 1.0);
   v_delta = slot - origin;
+#ifdef NV12
+  ivec2 cslot = ivec2(gl_InstanceID % u_tiles_x, gl_InstanceID / u_tiles_x) * u_cslot;
+  v_cdelta = cslot - (origin / 2 - 1);
+#endif
 }

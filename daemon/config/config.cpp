@@ -39,12 +39,6 @@ struct Names {
 constexpr Names<GpuChoice, 3> kGpu{{{GpuChoice::automatic, "auto"},
                                     {GpuChoice::discrete, "discrete"},
                                     {GpuChoice::integrated, "integrated"}}};
-constexpr Names<TransferChoice, 6> kTransfer{{{TransferChoice::automatic, "auto"},
-                                              {TransferChoice::rgb, "rgb"},
-                                              {TransferChoice::nv12, "nv12"},
-                                              {TransferChoice::yuv444, "yuv444"},
-                                              {TransferChoice::tiles, "tiles"},
-                                              {TransferChoice::cpu_copy, "cpu-copy"}}};
 constexpr Names<AppClass, 4> kClass{{{AppClass::standard, "default"},
                                      {AppClass::game, "game"},
                                      {AppClass::technical, "technical"},
@@ -108,6 +102,13 @@ class Reader {
       fail(n.source(), "'" + key + "' must be one of " + names.list() + ", not \"" + s + "\"");
     return v;
   }
+  TransferMode transfer_mode(const toml::node& n, const std::string& key) const {
+    std::string s = string(n, key);
+    std::optional<TransferMode> v = parse_transfer_mode(s);
+    if (!v)
+      fail(n.source(), "'" + key + "' must be one of " + transfer_mode_names() + ", not \"" + s + "\"");
+    return *v;
+  }
   // A string or a non-empty array of strings; patterns may not be empty.
   std::vector<std::string> patterns(const toml::node& n, const std::string& key) const {
     std::vector<std::string> out;
@@ -170,7 +171,7 @@ class Reader {
   }
   void transfer(const toml::table& t, Config& cfg) const {
     for (auto&& [k, v] : t) {
-      if (k == "default_mode") cfg.default_transfer = choice(v, "default_mode", kTransfer);
+      if (k == "default_mode") cfg.default_transfer = transfer_mode(v, "default_mode");
       else if (k == "default_class") cfg.default_class = choice(v, "default_class", kClass);
       else unknown(k, " in [transfer] (known: default_mode, default_class)");
     }
@@ -184,7 +185,7 @@ class Reader {
       else if (k == "exe") r.exe = patterns(v, "exe");
       else if (k == "tag") r.tag = patterns(v, "tag");
       else if (k == "gpu") r.gpu = choice(v, "gpu", kGpu);
-      else if (k == "transfer") r.transfer = choice(v, "transfer", kTransfer);
+      else if (k == "transfer") r.transfer = transfer_mode(v, "transfer");
       else if (k == "class") r.app_class = choice(v, "class", kClass);
       else if (k == "scanout") r.scanout = choice(v, "scanout", kScanout);
       else unknown(k, " in [[rule]] (known: name, app_id, exe, tag, gpu, transfer, class, scanout)");
@@ -238,12 +239,15 @@ bool exe_glob(const std::vector<std::string>& patterns, const std::string& exe) 
 }  // namespace
 
 const char* to_string(GpuChoice v) { return kGpu.name(v); }
-const char* to_string(TransferChoice v) { return kTransfer.name(v); }
 const char* to_string(AppClass v) { return kClass.name(v); }
 const char* to_string(ScanoutChoice v) { return kScanout.name(v); }
 const char* to_string(Backend v) { return kBackend.name(v); }
 bool parse(std::string_view s, GpuChoice* out) { return kGpu.parse(s, out); }
-bool parse(std::string_view s, TransferChoice* out) { return kTransfer.parse(s, out); }
+bool parse(std::string_view s, TransferMode* out) {
+  std::optional<TransferMode> v = parse_transfer_mode(s);
+  if (v) *out = *v;
+  return v.has_value();
+}
 bool parse(std::string_view s, AppClass* out) { return kClass.parse(s, out); }
 bool parse(std::string_view s, ScanoutChoice* out) { return kScanout.parse(s, out); }
 bool parse(std::string_view s, Backend* out) { return kBackend.parse(s, out); }

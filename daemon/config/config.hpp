@@ -12,26 +12,26 @@
 #include <string_view>
 #include <vector>
 
+#include "transfer/mode.hpp"
 #include "util/log.hpp"
 
 namespace ferry::config {
 
-// Enum fields of a rule. Kept here (not in transfer/) so config has no dependency on
-// unfinished subsystems; to be unified with transfer/mode.hpp.
+// Enum fields of a rule. The transfer mode is the engine's own vocabulary
+// (transfer/mode.hpp: parse_transfer_mode, to_string); TransferChoice is its old name here.
 enum class GpuChoice { automatic, discrete, integrated };
-enum class TransferChoice { automatic, rgb, nv12, yuv444, tiles, cpu_copy };
+using TransferChoice = ferry::TransferMode;
 enum class AppClass { standard, game, technical, video };  // "default" in the file
 enum class ScanoutChoice { automatic, direct, composite };
 enum class Backend { automatic, kms, headless };
 
 const char* to_string(GpuChoice v);
-const char* to_string(TransferChoice v);
 const char* to_string(AppClass v);
 const char* to_string(ScanoutChoice v);
 const char* to_string(Backend v);
 // Parse the spelling used in the file ("cpu-copy", "default", "auto"); false if unknown.
 bool parse(std::string_view s, GpuChoice* out);
-bool parse(std::string_view s, TransferChoice* out);
+bool parse(std::string_view s, TransferMode* out);  // parse_transfer_mode, as a bool
 bool parse(std::string_view s, AppClass* out);
 bool parse(std::string_view s, ScanoutChoice* out);
 bool parse(std::string_view s, Backend* out);
@@ -49,7 +49,7 @@ struct Rule {
   std::string name;  // optional label shown by ferryctl as the reason of a decision
   std::vector<std::string> app_id, exe, tag;
   std::optional<GpuChoice> gpu;
-  std::optional<TransferChoice> transfer;
+  std::optional<TransferMode> transfer;
   std::optional<AppClass> app_class;
   std::optional<ScanoutChoice> scanout;
   SourcePos where;  // position of the [[rule]] header
@@ -75,7 +75,7 @@ struct Config {
   std::string render_device;
   uint64_t link_capacity_bytes_per_s = 0;  // 0: from sysfs / measured
   // [transfer]
-  TransferChoice default_transfer = TransferChoice::automatic;
+  TransferMode default_transfer = TransferMode::automatic;
   AppClass default_class = AppClass::standard;
   // [[rule]], in file order.
   std::vector<Rule> rules;

@@ -87,6 +87,7 @@ bool DestStage::consume(const Packet& p, std::string* error) {
       ok = unpack_yuv(p, error);
       break;
     case TransferMode::tiles:
+    case TransferMode::tiles_nv12:
       ok = scatter_tiles(p, error);
       break;
     case TransferMode::automatic:
@@ -169,8 +170,16 @@ bool DestStage::scatter_tiles(const Packet& p, std::string* error) {
     return false;
   }
   if (count == 0) return true;
+  const bool nv12 = p.mode == TransferMode::tiles_nv12;
+  if (nv12 && (grid.tile % 2 || p.layout.payload != Payload::nv12)) {
+    *error = "malformed tiles-nv12 packet";
+    return false;
+  }
   const int32_t tx = grid.tiles_x(), ty = grid.tiles_y();
-  GLuint stream = plane(3, GL_RGBA8, tx * grid.tile, ty * grid.tile);
+  const int32_t cslot = grid.tile / 2 + 2;  // NV12 tile chroma with its border
+  GLuint stream = nv12 ? plane(5, GL_R8UI, tx * grid.tile, ty * grid.tile)
+                       : plane(3, GL_RGBA8, tx * grid.tile, ty * grid.tile);
+  GLuint cstream = nv12 ? plane(6, GL_RG8UI, tx * cslot, ty * cslot) : 0;
   constexpr int32_t kListRow = 4096;  // matches transfer_scatter.vert
   const int32_t list_rows = int32_t((count + kListRow - 1) / kListRow);
   GLuint list = plane(4, GL_R32UI, kListRow, std::max(list_rows, 1));
@@ -183,8 +192,9 @@ bool DestStage::scatter_tiles(const Packet& p, std::string* error) {
   if (rest)
     glTexSubImage2D(GL_TEXTURE_2D, 0, 0, full, rest, 1, GL_RED_INTEGER, GL_UNSIGNED_INT,
                     reinterpret_cast<void*>(16 + size_t(full) * kListRow * 4));
-  // Each tile into its slot of the stream texture.
-  glBindTexture(GL_TEXTURE_2D, stream);
+  // Each tile into its slot of the stream texture(s).
+  glPixelStorei(GL_UNPACK_ALIGNMENT, 4);  // NV12 tile rows are padded to 4 bytes
+  const size_t end = 16 + size_t(count) * 4 + head[1];
   size_t at = 16 + size_t(count) * 4;
   for (uint32_t i = 0; i < count; ++i) {
     uint32_t t;
@@ -193,13 +203,29 @@ bool DestStage::scatter_tiles(const Packet& p, std::string* error) {
       *error = "tile index out of range";
       return false;
     }
-    Rect r = grid.rect(int32_t(t));
-    glTexSubImage2D(GL_TEXTURE_2D, 0, int32_t(i % uint32_t(tx)) * grid.tile,
-                    int32_t(i / uint32_t(tx)) * grid.tile, r.width, r.height, GL_RGBA,
-                    GL_UNSIGNED_BYTE, reinterpret_cast<void*>(at));
-    at += size_t(r.width) * r.height * 4;
+    const Rect r = grid.rect(int32_t(t));
+    const int32_t sx = int32_t(i % uint32_t(tx)), sy = int32_t(i / uint32_t(tx));
+    const size_t words = tile_words(grid, int32_t(t), nv12 ? TilePayload::nv12 : TilePayload::rgba8);
+    if (at + words * 4 > end) {
+      *error = "tiles packet shorter than its tiles";
+      return false;
+    }
+    glBindTexture(GL_TEXTURE_2D, stream);
+    if (nv12) {
+      const Nv12TileShape sh = nv12_tile_shape(grid, int32_t(t));
+      glTexSubImage2D(GL_TEXTURE_2D, 0, sx * grid.tile, sy * grid.tile, r.width, r.height, GL_RED_INTEGER,
+                      GL_UNSIGNED_BYTE, reinterpret_cast<void*>(at));
+      glBindTexture(GL_TEXTURE_2D, cstream);
+      glTexSubImage2D(GL_TEXTURE_2D, 0, sx * cslot, sy * cslot, sh.chroma_w, sh.chroma_h, GL_RG_INTEGER,
+                      GL_UNSIGNED_BYTE, reinterpret_cast<void*>(at + size_t(sh.y_words) * 4));
+    } else {
+      glTexSubImage2D(GL_TEXTURE_2D, 0, sx * grid.tile, sy * grid.tile, r.width, r.height, GL_RGBA,
+                      GL_UNSIGNED_BYTE, reinterpret_cast<void*>(at));
+    }
+    at += words * 4;
   }
-  GLuint prog = programs_.graphics("transfer_scatter.vert", "transfer_scatter.frag", "", error);
+  GLuint prog = programs_.graphics("transfer_scatter.vert", "transfer_scatter.frag",
+                                   nv12 ? "#define NV12 1\n" : "", error);
   if (!prog) return false;
   glUseProgram(prog);
   glActiveTexture(GL_TEXTURE0);
@@ -208,6 +234,15 @@ bool DestStage::scatter_tiles(const Packet& p, std::string* error) {
   glActiveTexture(GL_TEXTURE1);
   glBindTexture(GL_TEXTURE_2D, stream);
   glUniform1i(glGetUniformLocation(prog, "u_stream"), 1);
+  if (nv12) {
+    glActiveTexture(GL_TEXTURE2);
+    glBindTexture(GL_TEXTURE_2D, cstream);
+    glUniform1i(glGetUniformLocation(prog, "u_cstream"), 2);
+    glUniform1i(glGetUniformLocation(prog, "u_cslot"), cslot);
+    set_color_uniforms(prog, yuv_coeffs(p.color.matrix, p.color.range, 8));
+    glUniform2f(glGetUniformLocation(prog, "u_origin"), float(chroma_origin(p.color.siting, 0)),
+                float(chroma_origin(p.color.siting, 1)));
+  }
   glActiveTexture(GL_TEXTURE0);
   glUniform2i(glGetUniformLocation(prog, "u_size"), width_, height_);
   glUniform1i(glGetUniformLocation(prog, "u_tile"), grid.tile);

@@ -1,7 +1,8 @@
 #pragma once
 // Destination stage: runs in the EGL context of the GPU that displays the frame. Uploads
 // a packet from the system-memory ring through one of its upload buffers and rebuilds the
-// frame into its persistent RGBA8 texture (unpack draw, or tile scatter draw).
+// frame into its persistent RGBA8 texture (unpack draw, or tile scatter draw; NV12 tiles
+// are unpacked by the scatter draw, so untouched tiles keep their pixels exactly).
 //
 // Ownership: the stage owns its GL objects, including texture(); the EglContext outlives
 // the stage. Threading: every call on the thread where the destination context is current.
@@ -64,7 +65,7 @@ class DestStage {
     GLenum format = 0;
     int32_t width = 0, height = 0;
   };
-  PlaneTex planes_[5];  // y, uv/cb, cr, tile stream, tile list
+  PlaneTex planes_[7];  // y, uv/cb, cr, tile stream, tile list, NV12 tile Y and CbCr streams
 };
 
 }  // namespace ferry::transfer

@@ -24,9 +24,13 @@ constexpr std::array<Metric, 6> kMetrics = {{{"link fit", 0.35},
                                              {"throughput", 0.10},
                                              {"app class", 0.05}}};
 
+// tiles-nv12: 1.5 B/px plus each 32x32 tile's one-site chroma border (18x18 sites).
+constexpr double kNv12TileBytesPerPixel = (32.0 * 32 + 18 * 18 * 2) / (32 * 32);
+
 double bytes_per_pixel(TransferMode m) {
   switch (m) {
     case TransferMode::nv12: return 1.5;
+    case TransferMode::tiles_nv12: return kNv12TileBytesPerPixel;
     case TransferMode::p010: return 3.0;
     case TransferMode::yuv444: return 3.0;
     default: return 4.0;
@@ -43,7 +47,8 @@ double fit_score(double need, double capacity, const SelectorConfig& c) {
 
 // Per metric, per scored mode: a score in [-1, 1].
 double metric_score(size_t metric, TransferMode m, const SelectorInputs& in, const SelectorConfig& c) {
-  const bool yuv420 = m == TransferMode::nv12 || m == TransferMode::p010;
+  const bool yuv420 = m == TransferMode::nv12 || m == TransferMode::p010 || m == TransferMode::tiles_nv12;
+  const bool tiled = m == TransferMode::tiles || m == TransferMode::tiles_nv12;
   switch (metric) {
     case 0: {
       // Usable capacity: the nominal link, or less when recent transfers achieved less.
@@ -60,7 +65,7 @@ double metric_score(size_t metric, TransferMode m, const SelectorInputs& in, con
         default: return 0.2;
       }
     case 2: {
-      if (m != TransferMode::tiles) return 0;
+      if (!tiled) return 0;
       // Many small rectangles cost per-tile overhead; a large damage leaves nothing to save.
       double cost = in.damage_fraction * (1 + std::min(in.damage_rects, 256) / 64.0);
       return 1 - 2 * std::clamp(cost / 0.5, 0.0, 1.0);
@@ -90,10 +95,11 @@ double metric_score(size_t metric, TransferMode m, const SelectorInputs& in, con
 }
 
 bool excluded(TransferMode m, const SelectorInputs& in) {
-  if (in.app_class == AppClass::technical && (m == TransferMode::nv12 || m == TransferMode::p010))
+  if (in.app_class == AppClass::technical &&
+      (m == TransferMode::nv12 || m == TransferMode::p010 || m == TransferMode::tiles_nv12))
     return true;  // S1: never subsample chroma for CAD/technical apps
   if (m == TransferMode::p010 && !in.ten_bit_source) return true;
-  if (m == TransferMode::tiles && !in.tiles_available) return true;
+  if ((m == TransferMode::tiles || m == TransferMode::tiles_nv12) && !in.tiles_available) return true;
   return false;
 }
 
@@ -125,8 +131,8 @@ std::string_view to_string(AppClass c) {
 
 double mode_bytes_per_s(TransferMode m, const SelectorInputs& in) {
   double pixels = double(in.width) * in.height;
-  if (m == TransferMode::tiles)
-    return pixels * 4 * std::min(1.0, in.damage_fraction + 0.03) * in.commit_hz;
+  if (m == TransferMode::tiles || m == TransferMode::tiles_nv12)
+    return pixels * bytes_per_pixel(m) * std::min(1.0, in.damage_fraction + 0.03) * in.commit_hz;
   return pixels * bytes_per_pixel(m) * in.commit_hz;
 }
 

@@ -6,8 +6,8 @@
 // Metrics and weights (documented in docs/transfer.md):
 //   link fit      0.35  bytes/s the mode needs vs usable capacity (link, or the
 //                       measured throughput when lower)
-//   fidelity      0.25  what the payload loses (rgb/tiles exact ... nv12 most)
-//   tiling        0.15  damage fraction and rectangle count (tiles' overhead)
+//   fidelity      0.25  what the payload loses (rgb/tiles exact ... nv12, tiles-nv12 most)
+//   tiling        0.15  damage fraction and rectangle count (both tiles modes' overhead)
 //   gpu time      0.10  recent source + destination GPU time vs the frame period
 //   throughput    0.10  measured bytes/s of recent transfers (a link that underdelivers)
 //   app class     0.05  game/video favour 4:2:0; technical forbids it
@@ -46,9 +46,9 @@ struct SelectorInputs {
 };
 
 // The modes the selector scores, in this order in Decision::scores.
-inline constexpr std::array<TransferMode, 5> kScoredModes = {
+inline constexpr std::array<TransferMode, 6> kScoredModes = {
     TransferMode::rgb, TransferMode::yuv444, TransferMode::p010, TransferMode::nv12,
-    TransferMode::tiles};
+    TransferMode::tiles, TransferMode::tiles_nv12};
 
 struct Decision {
   uint64_t frame = 0;
@@ -66,7 +66,8 @@ struct SelectorConfig {
   size_t history = 64;        // decisions kept for ferryctl
 };
 
-// Bytes per second a mode needs for these inputs (tiles: damaged tiles + 3 % overhead).
+// Bytes per second a mode needs for these inputs (tiles: damaged tiles + 3 % overhead;
+// tiles-nv12 the same at 1.63 B/px, NV12 plus the chroma border of 32x32 tiles).
 double mode_bytes_per_s(TransferMode mode, const SelectorInputs& in);
 
 class ModeSelector {

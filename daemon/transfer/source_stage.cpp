@@ -11,6 +11,10 @@
 namespace ferry::transfer {
 
 namespace {
+// Chroma rows per invocation of the compute 4:2:0 packer: longer strips fetch fewer halo
+// rows, shorter ones give more invocations.
+constexpr int kStripRows = 64;
+
 GLuint lazy(GLuint* tex, GLenum fmt, int32_t w, int32_t h) {
   if (!*tex) *tex = make_texture(fmt, w, h);
   return *tex;
@@ -56,7 +60,8 @@ int SourceStage::pending() const {
 bool SourceStage::uses_compute(const PackOptions& o) const {
   if (o.force_fragment || !ctx_.caps().compute) return false;
   return o.mode == TransferMode::nv12 || o.mode == TransferMode::p010 ||
-         o.mode == TransferMode::yuv444 || o.mode == TransferMode::tiles;
+         o.mode == TransferMode::yuv444 || o.mode == TransferMode::tiles ||
+         o.mode == TransferMode::tiles_nv12;
 }
 
 void SourceStage::reset_history() { t_->prev_valid = false; }
@@ -129,11 +134,24 @@ bool SourceStage::submit(const SourceFrame& f, const PackOptions& o, std::string
       break;
     }
     case TransferMode::tiles:
-      h.layout = payload_layout(Payload::rgb, f.width, f.height);
+    case TransferMode::tiles_nv12:
+      if (o.tile_size <= 0 || (o.mode == TransferMode::tiles_nv12 && o.tile_size % 2)) {
+        *error = "tile size " + std::to_string(o.tile_size) + " unusable for " + std::string(to_string(o.mode)) +
+                 " (positive; even for 4:2:0 tiles)";
+        return false;
+      }
+      h.layout = payload_layout(o.mode == TransferMode::tiles ? Payload::rgb : Payload::nv12, f.width, f.height);
       h.tiles.tile_size = o.tile_size;
       h.tiles.tiles_x = (f.width + o.tile_size - 1) / o.tile_size;
       h.tiles.tiles_y = (f.height + o.tile_size - 1) / o.tile_size;
-      ok = uses_compute(o) ? pack_tiles(f, o, slot, error) : pack_tiles_fallback(f, o, slot, error);
+      if (uses_compute(o)) {
+        ok = pack_tiles(f, o, slot, error);
+      } else if (o.mode == TransferMode::tiles) {
+        ok = pack_tiles_fallback(f, o, slot, error);
+      } else {
+        *error = "tiles-nv12 needs a compute-capable (GLES 3.1) source context";
+        return false;
+      }
       break;
     case TransferMode::automatic:
       *error = "mode auto must be resolved by the selector";
@@ -257,28 +275,47 @@ bool SourceStage::pack_fragment(const SourceFrame& f, const PackOptions& o, Slot
   return true;
 }
 
+GLuint SourceStage::walker_program(const ColorSpec& color, bool ten, int32_t tile, std::string* error) {
+  const ChromaTaps tx = chroma_taps(color.filter, color.siting, 0);
+  const ChromaTaps ty = chroma_taps(color.filter, color.siting, 1);
+  // The strip walker unrolls its filters: taps and siting are compile-time constants.
+  if (tx.count > 16 || ty.count > 16 || ty.count < 2 || tx.first > 0 || ty.first > 2) {
+    *error = "chroma filter outside the compute packer's limits";
+    return 0;
+  }
+  std::string defines = "#define SEMIPLANAR 1\n";
+  if (ten) defines += "#define BITS10 1\n";
+  if (color.luma_adjust) defines += "#define LUMA_ADJUST 1\n";
+  if (tile > 0) defines += "#define TILES 1\n#define TILE " + std::to_string(tile) + "\n";
+  defines += "#define HF " + std::to_string(tx.first) + "\n#define HC " + std::to_string(tx.count) +
+             "\n#define VF " + std::to_string(ty.first) + "\n#define VC " + std::to_string(ty.count) +
+             "\n#define OX2 " + std::string(chroma_origin(color.siting, 0) > 0 ? "1" : "0") +
+             "\n#define OY2 " + std::string(chroma_origin(color.siting, 1) > 0 ? "1" : "0") +
+             "\n#define SEG " + std::to_string(tile > 0 ? tile / 2 : kStripRows) + "\n";
+  GLuint prog = programs_.compute("transfer_pack.comp", defines, error);
+  if (!prog) return 0;
+  glUseProgram(prog);
+  set_color_uniforms(prog, yuv_coeffs(color.matrix, color.range, ten ? 10 : 8));
+  set_taps(prog, "u_htaps", "u_hfirst", "u_hcount", tx);
+  set_taps(prog, "u_vtaps", "u_vfirst", "u_vcount", ty);
+  return prog;
+}
+
 bool SourceStage::pack_compute(const SourceFrame& f, const PackOptions& o, Slot& slot,
                                std::string* error) {
   const PayloadLayout& l = slot.header.layout;
   const bool ten = l.payload == Payload::p010;
   const bool planar = l.payload == Payload::yuv444;
-  std::string defines = planar ? "#define PLANAR444 1\n" : "#define SEMIPLANAR 1\n";
-  if (ten) defines += "#define BITS10 1\n";
-  if (!planar && o.color.luma_adjust) defines += "#define LUMA_ADJUST 1\n";
-  const ChromaTaps tx = chroma_taps(o.color.filter, o.color.siting, 0);
-  const ChromaTaps ty = chroma_taps(o.color.filter, o.color.siting, 1);
-  if (!planar && (tx.count > 12 || ty.count > 12)) {
-    *error = "chroma filter wider than the compute packer's 12-tap halo";
-    return false;
+  GLuint prog = 0;
+  if (planar) {
+    prog = programs_.compute("transfer_pack.comp", "#define PLANAR444 1\n", error);
+    if (!prog) return false;
+    glUseProgram(prog);
+    set_color_uniforms(prog, yuv_coeffs(o.color.matrix, o.color.range, 8));
+  } else {
+    prog = walker_program(o.color, ten, 0, error);
+    if (!prog) return false;
   }
-  GLuint prog = programs_.compute("transfer_pack.comp", defines, error);
-  if (!prog) return false;
-  glUseProgram(prog);
-  set_color_uniforms(prog, yuv_coeffs(o.color.matrix, o.color.range, ten ? 10 : 8));
-  set_taps(prog, "u_htaps", "u_hfirst", "u_hcount", tx);
-  set_taps(prog, "u_vtaps", "u_vfirst", "u_vcount", ty);
-  glUniform2f(glGetUniformLocation(prog, "u_origin"), float(chroma_origin(o.color.siting, 0)),
-              float(chroma_origin(o.color.siting, 1)));
   glUniform2i(glGetUniformLocation(prog, "u_size"), f.width, f.height);
   GLuint offs[3], strides[3];
   for (int p = 0; p < 3; ++p) {
@@ -292,9 +329,10 @@ bool SourceStage::pack_compute(const SourceFrame& f, const PackOptions& o, Slot&
   glUniform1i(glGetUniformLocation(prog, "u_src"), 0);
   glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 0, slot.buffer);
   if (planar)
-    glDispatchCompute((strides[0] + 63) / 64, GLuint(f.height), 3);
-  else
-    glDispatchCompute(GLuint(l.chroma_width + 15) / 16, GLuint(l.chroma_height + 15) / 16, 1);
+    glDispatchCompute((strides[0] + 63) / 64, GLuint(f.height), 1);
+  else  // strips of 16 chroma columns, 8 strips per workgroup; kStripRows chroma rows each
+    glDispatchCompute(GLuint(l.chroma_width + 127) / 128,
+                      GLuint((l.chroma_height + kStripRows - 1) / kStripRows), 1);
   // The payload is read through a buffer mapping after the fence.
   glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT | GL_PIXEL_BUFFER_BARRIER_BIT);
   glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 0, 0);

@@ -17,6 +17,7 @@
 #include "render/egl_context.hpp"
 #include "transfer/color.hpp"
 #include "transfer/gl_util.hpp"
+#include "transfer/layout.hpp"
 #include "transfer/mode.hpp"
 #include "transfer/ring.hpp"
 #include "util/region.hpp"
@@ -34,7 +35,7 @@ struct SourceFrame {
 struct PackOptions {
   TransferMode mode = TransferMode::nv12;  // must not be automatic
   ColorSpec color;
-  int32_t tile_size = 32;
+  int32_t tile_size = 32;  // tiles modes; even for tiles-nv12
   bool force_fragment = false;  // use the GLES 3.0 path even when compute is available
 };
 
@@ -80,6 +81,9 @@ class SourceStage {
   bool ensure_targets(int32_t width, int32_t height, std::string* error);
   bool pack_fragment(const SourceFrame& f, const PackOptions& o, Slot& slot, std::string* error);
   bool pack_compute(const SourceFrame& f, const PackOptions& o, Slot& slot, std::string* error);
+  // The 4:2:0 compute packer (transfer_pack.comp SEMIPLANAR) for this colour spec, bound,
+  // with its colour and tap uniforms set. tile > 0: the per-tile variant (tiles-nv12).
+  GLuint walker_program(const ColorSpec& color, bool ten_bit, int32_t tile, std::string* error);
   bool pack_tiles(const SourceFrame& f, const PackOptions& o, Slot& slot, std::string* error);
   bool pack_tiles_fallback(const SourceFrame& f, const PackOptions& o, Slot& slot,
                            std::string* error);

@@ -8,12 +8,14 @@
 
 namespace ferry::transfer {
 
-
 bool SourceStage::pack_tiles(const SourceFrame& f, const PackOptions& o, Slot& slot,
                              std::string* error) {
   const TileGrid grid{f.width, f.height, o.tile_size};
   const int32_t n = grid.count();
-  const size_t max_bytes = 16 + size_t(n) * 4 + size_t(f.width) * f.height * 4;
+  const bool nv12 = o.mode == TransferMode::tiles_nv12;
+  const TilePayload payload = nv12 ? TilePayload::nv12 : TilePayload::rgba8;
+  size_t max_bytes = 16 + size_t(n) * 4;
+  for (int32_t t = 0; t < n; ++t) max_bytes += size_t(tile_words(grid, t, payload)) * 4;
   reserve(slot, max_bytes);
   GLuint cur = f.texture;
   if (!is_rgba8_memory_order(f.fourcc)) {
@@ -26,7 +28,11 @@ bool SourceStage::pack_tiles(const SourceFrame& f, const PackOptions& o, Slot& s
     glBufferData(GL_SHADER_STORAGE_BUFFER, GLsizeiptr(n) * 4, nullptr, GL_DYNAMIC_DRAW);
     glGenBuffers(1, &t_->work);
     glBindBuffer(GL_SHADER_STORAGE_BUFFER, t_->work);
-    glBufferData(GL_SHADER_STORAGE_BUFFER, 16 + GLsizeiptr(n) * 8, nullptr, GL_DYNAMIC_DRAW);
+    glBufferData(GL_SHADER_STORAGE_BUFFER, 32 + GLsizeiptr(n) * 8, nullptr, GL_DYNAMIC_DRAW);
+  }
+  if (nv12 && grid.tile > 32) {
+    *error = "tiles-nv12: the compute packer takes tile sizes up to 32, not " + std::to_string(grid.tile);
+    return false;
   }
   auto common = [&](GLuint prog) {
     glUseProgram(prog);
@@ -44,16 +50,14 @@ bool SourceStage::pack_tiles(const SourceFrame& f, const PackOptions& o, Slot& s
     if (f.damage) {
       flags = tile_flags_from_damage(grid, *f.damage);
     } else {
-      flags.resize(size_t(n));
-      for (int32_t t = 0; t < n; ++t) {
-        Rect r = grid.rect(t);
-        flags[size_t(t)] = uint32_t(r.width * r.height);
-      }
+      flags.assign(size_t(n), 1);
     }
+    flags = tile_flags_as_words(grid, flags, payload);
     glBindBuffer(GL_SHADER_STORAGE_BUFFER, t_->flags);
     glBufferSubData(GL_SHADER_STORAGE_BUFFER, 0, GLsizeiptr(n) * 4, flags.data());
   } else {
-    GLuint mark = programs_.compute("transfer_tiles.comp", "#define MARK 1\n", error);
+    GLuint mark = programs_.compute("transfer_tiles.comp",
+                                    nv12 ? "#define MARK 1\n#define NV12_TILES 1\n" : "#define MARK 1\n", error);
     if (!mark) return false;
     common(mark);
     glActiveTexture(GL_TEXTURE0);
@@ -63,24 +67,38 @@ bool SourceStage::pack_tiles(const SourceFrame& f, const PackOptions& o, Slot& s
     glBindTexture(GL_TEXTURE_2D, t_->prev);
     glUniform1i(glGetUniformLocation(mark, "u_prev"), 1);
     glActiveTexture(GL_TEXTURE0);
-    glDispatchCompute(GLuint(n), 1, 1);
+    glDispatchCompute(GLuint(n + 7) / 8, 1, 1);  // one invocation per tile
     glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
   }
   GLuint scan = programs_.compute("transfer_tiles.comp", "#define SCAN 1\n", error);
-  GLuint pack = scan ? programs_.compute("transfer_tiles.comp", "#define PACK 1\n", error) : 0;
-  if (!pack) return false;
+  if (!scan) return false;
   common(scan);
   glDispatchCompute(1, 1, 1);
   glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT | GL_COMMAND_BARRIER_BIT);
-  common(pack);
-  glActiveTexture(GL_TEXTURE0);
-  glBindTexture(GL_TEXTURE_2D, cur);
-  glUniform1i(glGetUniformLocation(pack, "u_cur"), 0);
-  glBindBuffer(GL_DISPATCH_INDIRECT_BUFFER, t_->work);
-  glDispatchComputeIndirect(0);
+  if (nv12) {
+    // Only the changed tiles are packed: the 4:2:0 strip walker, one invocation per tile.
+    GLuint walk = walker_program(o.color, false, grid.tile, error);
+    if (!walk) return false;
+    common(walk);
+    glUniform1i(glGetUniformLocation(walk, "u_tiles_x"), grid.tiles_x());
+    glActiveTexture(GL_TEXTURE0);
+    glBindTexture(GL_TEXTURE_2D, f.texture);
+    glUniform1i(glGetUniformLocation(walk, "u_src"), 0);
+    glBindBuffer(GL_DISPATCH_INDIRECT_BUFFER, t_->work);
+    glDispatchComputeIndirect(16);
+  } else {
+    GLuint pack = programs_.compute("transfer_tiles.comp", "#define PACK 1\n", error);
+    if (!pack) return false;
+    common(pack);
+    glActiveTexture(GL_TEXTURE0);
+    glBindTexture(GL_TEXTURE_2D, cur);
+    glUniform1i(glGetUniformLocation(pack, "u_cur"), 0);
+    glBindBuffer(GL_DISPATCH_INDIRECT_BUFFER, t_->work);
+    glDispatchComputeIndirect(0);
+  }
   glBindBuffer(GL_DISPATCH_INDIRECT_BUFFER, 0);
   glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT | GL_PIXEL_BUFFER_BARRIER_BIT);
-  for (GLuint b = 0; b < 3; ++b) glBindBufferBase(GL_SHADER_STORAGE_BUFFER, b, 0);
+  for (GLuint b = 0; b < 4; ++b) glBindBufferBase(GL_SHADER_STORAGE_BUFFER, b, 0);
   // Remember this frame for the next comparison (GPU-side copy, no read-back).
   if (ctx_.caps().gles_major * 10 + ctx_.caps().gles_minor >= 32) {
     if (!t_->prev) t_->prev = make_texture(GL_RGBA8, f.width, f.height);

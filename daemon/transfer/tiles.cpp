@@ -38,6 +38,67 @@ std::vector<uint32_t> tile_flags_from_diff(const TileGrid& grid, const uint8_t* 
   return flags;
 }
 
+Nv12TileShape nv12_tile_shape(const TileGrid& grid, int32_t index) {
+  const Rect r = grid.rect(index);
+  Nv12TileShape s;
+  s.y_bytes = r.width * r.height;
+  s.chroma_w = (r.width + 1) / 2 + 2;
+  s.chroma_h = (r.height + 1) / 2 + 2;
+  s.chroma_x0 = r.x / 2 - 1;
+  s.chroma_y0 = r.y / 2 - 1;
+  s.y_stride = uint32_t(align4(size_t(r.width)));
+  s.chroma_stride = uint32_t(align4(size_t(s.chroma_w) * 2));
+  s.y_words = s.y_stride * uint32_t(r.height) / 4;
+  s.chroma_words = s.chroma_stride * uint32_t(s.chroma_h) / 4;
+  return s;
+}
+
+uint32_t tile_words(const TileGrid& grid, int32_t index, TilePayload payload) {
+  if (payload == TilePayload::rgba8) {
+    Rect r = grid.rect(index);
+    return uint32_t(r.width * r.height);
+  }
+  Nv12TileShape s = nv12_tile_shape(grid, index);
+  return s.y_words + s.chroma_words;
+}
+
+std::vector<uint32_t> tile_flags_as_words(const TileGrid& grid, const std::vector<uint32_t>& flags,
+                                          TilePayload payload) {
+  std::vector<uint32_t> out(flags.size(), 0);
+  for (size_t t = 0; t < flags.size(); ++t)
+    if (flags[t]) out[t] = tile_words(grid, int32_t(t), payload);
+  return out;
+}
+
+std::vector<uint8_t> cpu_pack_tiles_nv12(const TileGrid& grid, const std::vector<uint32_t>& flags,
+                                         const uint8_t* nv12, const PayloadLayout& l) {
+  Compaction c = compact_tiles(flags);
+  std::vector<uint8_t> out((4 + c.indices.size() + c.stream_words) * 4, 0);
+  uint32_t head[4] = {uint32_t(c.indices.size()), c.stream_words * 4, uint32_t(grid.tiles_x()),
+                      uint32_t(grid.tile)};
+  std::memcpy(out.data(), head, 16);
+  std::memcpy(out.data() + 16, c.indices.data(), c.indices.size() * 4);
+  for (size_t i = 0; i < c.indices.size(); ++i) {
+    const int32_t t = int32_t(c.indices[i]);
+    const Rect r = grid.rect(t);
+    const Nv12TileShape s = nv12_tile_shape(grid, t);
+    uint8_t* y = out.data() + size_t(c.offsets[i]) * 4;
+    for (int32_t row = 0; row < r.height; ++row)
+      std::memcpy(y + size_t(row) * s.y_stride, nv12 + l.plane_offset[0] + size_t(r.y + row) * l.plane_stride[0] + r.x,
+                  size_t(r.width));
+    uint8_t* cb = y + size_t(s.y_words) * 4;
+    for (int32_t sy = 0; sy < s.chroma_h; ++sy)
+      for (int32_t sx = 0; sx < s.chroma_w; ++sx) {
+        const int32_t gx = std::clamp(s.chroma_x0 + sx, 0, l.chroma_width - 1);
+        const int32_t gy = std::clamp(s.chroma_y0 + sy, 0, l.chroma_height - 1);
+        const uint8_t* src = nv12 + l.plane_offset[1] + size_t(gy) * l.plane_stride[1] + size_t(gx) * 2;
+        cb[size_t(sy) * s.chroma_stride + size_t(sx) * 2] = src[0];
+        cb[size_t(sy) * s.chroma_stride + size_t(sx) * 2 + 1] = src[1];
+      }
+  }
+  return out;
+}
+
 Compaction compact_tiles(const std::vector<uint32_t>& flags) {
   Compaction c;
   for (size_t t = 0; t < flags.size(); ++t)

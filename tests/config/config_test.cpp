@@ -25,7 +25,7 @@ TEST(ConfigParse, EmptyGivesDefaults) {
   EXPECT_EQ(c.path, "test.toml");
   EXPECT_EQ(c.log_level, log::Level::info);
   EXPECT_EQ(c.backend, Backend::automatic);
-  EXPECT_EQ(c.default_transfer, TransferChoice::automatic);
+  EXPECT_EQ(c.default_transfer, TransferMode::automatic);
   EXPECT_EQ(c.link_capacity_bytes_per_s, 0u);
   EXPECT_TRUE(c.rules.empty());
 }
@@ -67,7 +67,7 @@ scanout = "direct"
   EXPECT_EQ(c.display_device, "/dev/dri/card0");
   EXPECT_EQ(c.render_device, "0000:01:00.0");
   EXPECT_EQ(c.link_capacity_bytes_per_s, 2750000000u);
-  EXPECT_EQ(c.default_transfer, TransferChoice::cpu_copy);
+  EXPECT_EQ(c.default_transfer, TransferMode::cpu_copy);
   EXPECT_EQ(c.default_class, AppClass::video);
   ASSERT_EQ(c.rules.size(), 1u);
   const Rule& r = c.rules[0];
@@ -75,7 +75,7 @@ scanout = "direct"
   EXPECT_EQ(r.app_id, (std::vector<std::string>{"steam_app_*", "gamescope"}));
   EXPECT_EQ(r.exe, std::vector<std::string>{"*/steamapps/*"});
   EXPECT_EQ(r.gpu, GpuChoice::discrete);
-  EXPECT_EQ(r.transfer, TransferChoice::nv12);
+  EXPECT_EQ(r.transfer, TransferMode::nv12);
   EXPECT_EQ(r.app_class, AppClass::game);
   EXPECT_EQ(r.scanout, ScanoutChoice::direct);
   EXPECT_EQ(r.where.str(), "test.toml:18:1");
@@ -83,13 +83,15 @@ scanout = "direct"
 }
 
 TEST(ConfigParse, EnumNamesRoundTrip) {
-  for (auto v : {TransferChoice::automatic, TransferChoice::rgb, TransferChoice::nv12,
-                 TransferChoice::yuv444, TransferChoice::tiles, TransferChoice::cpu_copy}) {
-    TransferChoice back{};
+  // The transfer mode is transfer/mode.hpp's vocabulary; config parses the same names.
+  for (auto v : {TransferMode::automatic, TransferMode::rgb, TransferMode::nv12, TransferMode::p010,
+                 TransferMode::yuv444, TransferMode::tiles, TransferMode::tiles_nv12,
+                 TransferMode::cpu_copy}) {
+    TransferMode back{};
     ASSERT_TRUE(parse(to_string(v), &back)) << to_string(v);
     EXPECT_EQ(back, v);
   }
-  EXPECT_STREQ(to_string(TransferChoice::cpu_copy), "cpu-copy");
+  EXPECT_EQ(to_string(TransferMode::cpu_copy), "cpu-copy");
   EXPECT_STREQ(to_string(AppClass::standard), "default");
   GpuChoice g{};
   EXPECT_FALSE(parse("dedicated", &g));
@@ -174,7 +176,7 @@ TEST(ConfigErrors, ExactPositions) {
             "test.toml:2:13: 'log_level' must be one of error|warning|notice|info|debug, not "
             "\"loud\"");
   EXPECT_EQ(parse_error("\n\n[[rule]]\napp_id = \"x\"\n  transfer = \"h264\"\n"),
-            "test.toml:5:14: 'transfer' must be one of auto|rgb|nv12|yuv444|tiles|cpu-copy, not "
+            "test.toml:5:14: 'transfer' must be one of auto|rgb|nv12|p010|yuv444|tiles|tiles-nv12|cpu-copy, not "
             "\"h264\"");
   EXPECT_EQ(parse_error("[[rule]]\napp_id = \"x\"\ngpu = 1\n"),
             "test.toml:3:7: 'gpu' must be a string, not an integer");
@@ -248,7 +250,7 @@ TEST(ExampleConfig, ParsesAndMatches) {
   const Rule* r = match_rule(*c, {"", "/home/u/.local/share/Steam/steamapps/common/Hades/Hades", ""});
   ASSERT_NE(r, nullptr);
   EXPECT_EQ(r->name, "Steam games");
-  EXPECT_EQ(r->transfer, TransferChoice::nv12);
+  EXPECT_EQ(r->transfer, TransferMode::nv12);
   r = match_rule(*c, {"org.kicad.pcbnew", "/usr/bin/pcbnew", ""});
   ASSERT_NE(r, nullptr);
   EXPECT_EQ(r->app_class, AppClass::technical);

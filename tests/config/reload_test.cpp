@@ -125,24 +125,24 @@ TEST(Reload, BadFileKeepsLastGoodConfig) {
   ASSERT_TRUE(initial) << error;
   int changes = 0;
   ConfigWatcher w(path, *initial, [&](const Config&) { ++changes; });
-  EXPECT_EQ(w.current().default_transfer, TransferChoice::nv12);
+  EXPECT_EQ(w.current().default_transfer, TransferMode::nv12);
 
   write_file(path, "[transfer]\ndefault_mode = \"h265\"\n");
   EXPECT_FALSE(w.reload(&error));
-  EXPECT_EQ(error, path + ":2:16: 'default_mode' must be one of auto|rgb|nv12|yuv444|tiles|"
-                          "cpu-copy, not \"h265\"");
+  EXPECT_EQ(error, path + ":2:16: 'default_mode' must be one of auto|rgb|nv12|p010|yuv444|tiles|"
+                          "tiles-nv12|cpu-copy, not \"h265\"");
   EXPECT_EQ(w.last_error(), error);
-  EXPECT_EQ(w.current().default_transfer, TransferChoice::nv12);
+  EXPECT_EQ(w.current().default_transfer, TransferMode::nv12);
   EXPECT_EQ(changes, 0);
   EXPECT_EQ(w.generation(), 0u);
 
   fs::remove(path);
   EXPECT_FALSE(w.reload(&error));
-  EXPECT_EQ(w.current().default_transfer, TransferChoice::nv12);
+  EXPECT_EQ(w.current().default_transfer, TransferMode::nv12);
 
   write_file(path, "[transfer]\ndefault_mode = \"tiles\"\n");
   EXPECT_TRUE(w.reload(&error));
-  EXPECT_EQ(w.current().default_transfer, TransferChoice::tiles);
+  EXPECT_EQ(w.current().default_transfer, TransferMode::tiles);
   EXPECT_TRUE(w.last_error().empty());
   EXPECT_EQ(changes, 1);
   EXPECT_EQ(w.generation(), 1u);
@@ -164,20 +164,20 @@ TEST(Reload, InotifyPicksUpWritesAndRenames) {
   write_file(path, "[[rule]]\napp_id = \"foot\"\ntransfer = \"rgb\"\n");
   ASSERT_TRUE(pump(w, [&] { return changes == 1; }));
   ASSERT_EQ(w.current().rules.size(), 1u);
-  EXPECT_EQ(seen.rules.at(0).transfer, TransferChoice::rgb);
+  EXPECT_EQ(seen.rules.at(0).transfer, TransferMode::rgb);
 
   // Editor style: write a temp file and rename it over the config.
   write_file(t.path() + "/.ferry.toml.swp", "[[rule]]\napp_id = \"foot\"\ntransfer = \"nv12\"\n");
   fs::rename(t.path() + "/.ferry.toml.swp", path);
   ASSERT_TRUE(pump(w, [&] { return changes == 2; }));
-  EXPECT_EQ(w.current().rules.at(0).transfer, TransferChoice::nv12);
+  EXPECT_EQ(w.current().rules.at(0).transfer, TransferMode::nv12);
 
   // A broken write is reported and does not replace the config in force.
   write_file(path, "[[rule]]\napp_id = \"foot\"\ntransfer = \n");
   ASSERT_TRUE(pump(w, [&] { return !w.last_error().empty(); }));
   EXPECT_EQ(w.last_error().rfind(path + ":3:", 0), 0u) << w.last_error();
   EXPECT_EQ(changes, 2);
-  EXPECT_EQ(w.current().rules.at(0).transfer, TransferChoice::nv12);
+  EXPECT_EQ(w.current().rules.at(0).transfer, TransferMode::nv12);
 
   // Other files in the directory do not trigger a reload.
   write_file(t.path() + "/other.toml", "garbage = [");

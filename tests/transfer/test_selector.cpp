@@ -49,6 +49,30 @@ TEST(Selector, SmallDamagePicksTiles) {
   EXPECT_EQ(d.mode, TransferMode::tiles) << d.reason;
 }
 
+// A slow configured link (1 GB/s) where even RGB tiles overflow: 4:2:0 tiles fit.
+TEST(Selector, SmallDamageOnSlowLinkPicksNv12TilesButNeverForTechnical) {
+  SelectorInputs in = uhd144_x4();
+  in.link_bytes_per_s = 1e9;
+  in.damage_fraction = 0.2;
+  in.damage_rects = 1;
+  EXPECT_GT(mode_bytes_per_s(TransferMode::tiles, in), in.link_bytes_per_s);
+  EXPECT_LT(mode_bytes_per_s(TransferMode::tiles_nv12, in), 0.5 * in.link_bytes_per_s);
+  ModeSelector sel;
+  const Decision& d = sel.decide(in);
+  EXPECT_EQ(d.mode, TransferMode::tiles_nv12) << d.reason;
+  in.app_class = AppClass::technical;
+  ModeSelector tech;
+  const Decision& t = tech.decide(in);
+  EXPECT_NE(t.mode, TransferMode::tiles_nv12) << t.reason;
+  EXPECT_NE(t.mode, TransferMode::nv12) << t.reason;
+  in.app_class = AppClass::game;
+  in.tiles_available = false;  // no compute on the source: neither tiles mode
+  ModeSelector nocompute;
+  const Decision& n = nocompute.decide(in);
+  EXPECT_NE(n.mode, TransferMode::tiles_nv12) << n.reason;
+  EXPECT_NE(n.mode, TransferMode::tiles) << n.reason;
+}
+
 TEST(Selector, LargeDamageOnFastLinkPicksRgb) {
   SelectorInputs in;
   in.link_bytes_per_s = kPcie3x16;

@@ -41,7 +41,8 @@ constexpr ModeRow kModes[] = {{"rgb", TransferMode::rgb, false},
                               {"p010", TransferMode::p010, false},
                               {"yuv444", TransferMode::yuv444, false},
                               {"yuv444-frag", TransferMode::yuv444, true},
-                              {"tiles", TransferMode::tiles, false}};
+                              {"tiles", TransferMode::tiles, false},
+                              {"tiles-nv12", TransferMode::tiles_nv12, false}};
 
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
@@ -54,7 +55,7 @@ struct Result {
   int w, h;
   std::string content, mode;
   double bytes = 0, ratio_rgb = 0, dirty = 0;
-  double src_ms = 0, dst_ms = 0, total_ms = 0, copy_ms = 0;
+  double pack_ms = 0, src_ms = 0, dst_ms = 0, total_ms = 0, copy_ms = 0;
   Psnr psnr;
   bool compute = false;
 };
@@ -78,6 +79,7 @@ struct Bench {
   }
 
   // A plain RGBA copy draw of the frame on the source GPU: the yardstick for pack cost.
+  // One full-frame textured draw into an RGBA8 FBO, then glFinish, timed like pack_ms.
   double copy_draw_ms(GLuint tex, int w, int h) {
     src->make_current();
     std::string err;
@@ -92,6 +94,7 @@ struct Bench {
       copy_w = w;
       copy_h = h;
     }
+    glFinish();
     int64_t t0 = now_ns();
     glUseProgram(copy_prog);
     glActiveTexture(GL_TEXTURE0);
@@ -103,12 +106,16 @@ struct Bench {
     glViewport(0, 0, w, h);
     glBindVertexArray(copy_vao);
     glDrawArrays(GL_TRIANGLES, 0, 3);
-    EGLSync f = insert_fence(src->display());
-    wait_fence(src->display(), &f, EGL_FOREVER);
+    glFinish();
+    int64_t t1 = now_ns();
     glBindFramebuffer(GL_FRAMEBUFFER, 0);
-    return (now_ns() - t0) / 1e6;
+    return (t1 - t0) / 1e6;
   }
 };
+
+bool wanted(const std::vector<std::string>& filter, const std::string& name) {
+  return filter.empty() || std::find(filter.begin(), filter.end(), name) != filter.end();
+}
 
 double dirty_fraction(const Image& a, const Image& b) {
   size_t changed = 0, n = size_t(a.width) * a.height;
@@ -118,18 +125,18 @@ double dirty_fraction(const Image& a, const Image& b) {
 }
 
 void print_header() {
-  std::printf("%-10s %-13s %-11s %4s %11s %6s %7s %8s %8s %8s %6s %6s %6s %6s %6s %6s %6s | %8s %8s %8s %8s\n",
-              "size", "content", "mode", "path", "bytes/frame", "xRGB", "dirty", "src_ms", "dst_ms",
-              "total_ms", "src/cp", "tot/cp", "PSNR_Y", "PSNR_U", "PSNR_V", "PSNR", "",
+  std::printf("%-10s %-13s %-11s %4s %11s %6s %7s %7s %7s %7s %8s %8s %8s %6s %6s %6s %6s %6s %6s %6s | %8s %8s %8s %8s\n",
+              "size", "content", "mode", "path", "bytes/frame", "xRGB", "dirty", "cp_ms", "pack_ms", "pk/cp",
+              "src_ms", "dst_ms", "total_ms", "src/cp", "tot/cp", "PSNR_Y", "PSNR_U", "PSNR_V", "PSNR", "",
               "fps_x4*", "fps_x8*", "fps_x16*", "fps_tb3*");
 }
 
 void print_row(const Result& r) {
   char size[32];
   std::snprintf(size, sizeof size, "%dx%d", r.w, r.h);
-  std::printf("%-10s %-13s %-11s %4s %11.0f %6.3f %6.2f%% %8.2f %8.2f %8.2f %6.2f %6.2f %6.2f %6.2f %6.2f %6.2f %6s |",
+  std::printf("%-10s %-13s %-11s %4s %11.0f %6.3f %6.2f%% %7.2f %7.2f %7.2f %8.2f %8.2f %8.2f %6.2f %6.2f %6.2f %6.2f %6.2f %6.2f %6s |",
               size, r.content.c_str(), r.mode.c_str(), r.compute ? "comp" : "frag", r.bytes, r.ratio_rgb,
-              r.dirty * 100, r.src_ms, r.dst_ms, r.total_ms, r.src_ms / r.copy_ms, r.total_ms / r.copy_ms,
+              r.dirty * 100, r.copy_ms, r.pack_ms, r.pack_ms / r.copy_ms, r.src_ms, r.dst_ms, r.total_ms, r.src_ms / r.copy_ms, r.total_ms / r.copy_ms,
               r.psnr.y, r.psnr.u, r.psnr.v, r.psnr.rgb, "");
   for (const Link& l : kLinks) std::printf(" %8.0f", r.bytes > 0 ? l.bytes_per_s / r.bytes : 0.0);
   std::printf("\n");
@@ -144,11 +151,12 @@ void print_json(const std::vector<Result>& rs, const std::string& renderer) {
     const Result& r = rs[i];
     std::printf("    {\"width\": %d, \"height\": %d, \"content\": \"%s\", \"mode\": \"%s\", \"path\": \"%s\", "
                 "\"bytes_per_frame\": %.0f, \"ratio_to_rgb\": %.4f, \"dirty_fraction\": %.4f, "
+                "\"pack_ms\": %.3f, \"pack_to_copy\": %.3f, "
                 "\"src_ms\": %.3f, \"dst_ms\": %.3f, \"total_ms\": %.3f, \"copy_draw_ms\": %.3f, "
                 "\"src_to_copy\": %.3f, \"dst_to_copy\": %.3f, \"total_to_copy\": %.3f, "
                 "\"psnr_y\": %.2f, \"psnr_u\": %.2f, \"psnr_v\": %.2f, \"psnr_rgb\": %.2f, \"computed_fps\": {",
                 r.w, r.h, r.content.c_str(), r.mode.c_str(), r.compute ? "compute" : "fragment", r.bytes,
-                r.ratio_rgb, r.dirty, r.src_ms, r.dst_ms, r.total_ms, r.copy_ms, r.src_ms / r.copy_ms,
+                r.ratio_rgb, r.dirty, r.pack_ms, r.pack_ms / r.copy_ms, r.src_ms, r.dst_ms, r.total_ms, r.copy_ms, r.src_ms / r.copy_ms,
                 r.dst_ms / r.copy_ms, r.total_ms / r.copy_ms, r.psnr.y, r.psnr.u, r.psnr.v, r.psnr.rgb);
     for (size_t k = 0; k < std::size(kLinks); ++k)
       std::printf("%s\"%s\": %.1f", k ? ", " : "", kLinks[k].name, r.bytes > 0 ? kLinks[k].bytes_per_s / r.bytes : 0.0);
@@ -174,8 +182,10 @@ int run_transfer_bench(const TransferBenchOptions& o) {
     std::printf("ferry-bench transfer: %s, %s; source and destination are separate EGL contexts%s\n",
                 b.src->caps().renderer.c_str(), b.src->caps().version.c_str(),
                 b.src->display() == b.dst->display() ? " (Mesa shares one EGLDisplay)" : "");
-    std::printf("times: medians of %d frames after 1 warm-up; src = pack + read-back, dst = upload + "
-                "unpack; cp = plain RGBA copy draw in the same run.\n", o.frames);
+    std::printf("times: medians of %d frames after 1 warm-up. cp = plain RGBA copy draw (textured full-frame "
+                "draw into an RGBA8 FBO + glFinish) of the same frame, just before its pack;\n"
+                "pack = submit() + glFinish (payload in the read-back buffer); src = pack + map/copy into the "
+                "ring; dst = upload + unpack.\n", o.frames);
     std::printf("fps_* columns are COMPUTED from bytes/frame (PCIe 3.0 x4/x8/x16 after 128b/130b, "
                 "TB3 2.75 GB/s measured figure), not measured.\n\n");
     print_header();
@@ -184,6 +194,7 @@ int run_transfer_bench(const TransferBenchOptions& o) {
   const Content kContents[] = {Content::photo_like, Content::ui_text, Content::game, Content::static_small};
   for (auto [w, h] : o.sizes) {
     for (Content content : kContents) {
+      if (!wanted(o.contents, to_string(content))) continue;
       // Frames of this content set: warm-up + measured.
       std::vector<Image> frames;
       std::string label = to_string(content);
@@ -201,26 +212,44 @@ int run_transfer_bench(const TransferBenchOptions& o) {
         for (int i = 0; i <= o.frames; ++i) frames.push_back(make_content(content, w, h, i));
       std::vector<GLuint> texs;
       for (const Image& img : frames) texs.push_back(b.upload(img));
-      std::vector<double> copy;
       b.copy_draw_ms(texs[0], w, h);  // warm-up: shader compile, target allocation
-      for (size_t i = 1; i < texs.size(); ++i) copy.push_back(b.copy_draw_ms(texs[i], w, h));
-      const double copy_ms = median(copy);
       std::vector<double> dirty;
       for (size_t i = 1; i < frames.size(); ++i) dirty.push_back(dirty_fraction(frames[i - 1], frames[i]));
       const double rgb_bytes = double(w) * h * 4;
       for (const ModeRow& m : kModes) {
+        if (!wanted(o.modes, m.name)) continue;
         PackOptions po;
         po.mode = m.mode;
         po.force_fragment = m.fragment;
+        if (m.mode == TransferMode::tiles || m.mode == TransferMode::tiles_nv12) {
+          // Two throwaway frames compile the compare pass too (the warm-up frame below has
+          // no history, so it never runs it); then start again without history.
+          b.source->reset_history();
+          for (int i = 0; i < 2; ++i) {
+            SourceFrame f{texs[0], DRM_FORMAT_ABGR8888, w, h, nullptr};
+            Packet* p = b.source->submit(f, po, &err) ? b.ring.begin_write() : nullptr;
+            if (!p || !b.source->collect(p, true, &err)) {
+              std::fprintf(stderr, "ferry-bench: %s failed: %s\n", m.name, err.c_str());
+              return 1;
+            }
+            b.ring.end_write();
+            b.ring.begin_read();  // dropped: the destination never sees these
+            b.ring.end_read();
+          }
+        }
         b.source->reset_history();
-        std::vector<double> src_ms, dst_ms, bytes;
+        std::vector<double> copy_ms, pack_ms, src_ms, dst_ms, bytes;
         Psnr psnr_sum;
         std::vector<uint8_t> out;
         bool ok = true;
         for (size_t i = 0; i < texs.size() && ok; ++i) {
+          // The yardstick, side by side with the pack of the same frame.
+          const double cp = b.copy_draw_ms(texs[i], w, h);
           SourceFrame f{texs[i], DRM_FORMAT_ABGR8888, w, h, nullptr};
           int64_t t0 = now_ns();
           ok = b.source->submit(f, po, &err);
+          glFinish();  // pack_ms: the GPU work of the pack, timed like the copy draw
+          int64_t tp = now_ns();
           Packet* p = ok ? b.ring.begin_write() : nullptr;
           ok = ok && p && b.source->collect(p, true, &err);
           int64_t t1 = now_ns();
@@ -233,6 +262,8 @@ int run_transfer_bench(const TransferBenchOptions& o) {
           b.ring.end_read();
           if (!ok) break;
           if (i == 0) continue;  // warm-up (shader compiles, first full tiles frame)
+          copy_ms.push_back(cp);
+          pack_ms.push_back((tp - t0) / 1e6);
           src_ms.push_back((t1 - t0) / 1e6);
           dst_ms.push_back((t2 - t1) / 1e6);
           bytes.push_back(used);
@@ -256,12 +287,13 @@ int run_transfer_bench(const TransferBenchOptions& o) {
         r.bytes = median(bytes);
         r.ratio_rgb = r.bytes / rgb_bytes;
         r.dirty = median(dirty);
+        r.pack_ms = median(pack_ms);
         r.src_ms = median(src_ms);
         r.dst_ms = median(dst_ms);
         std::vector<double> tot(src_ms.size());
         for (size_t i = 0; i < tot.size(); ++i) tot[i] = src_ms[i] + dst_ms[i];
         r.total_ms = median(tot);
-        r.copy_ms = copy_ms;
+        r.copy_ms = median(copy_ms);
         const double n = double(src_ms.size());
         r.psnr = {psnr_sum.rgb / n, psnr_sum.y / n, psnr_sum.u / n, psnr_sum.v / n};
         if (o.json)

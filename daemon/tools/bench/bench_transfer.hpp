@@ -11,6 +11,8 @@ struct TransferBenchOptions {
   int frames = 3;          // measured frames per row (after one warm-up frame)
   bool json = false;
   std::string cache_dir;   // where the skimage photos are extracted
+  std::vector<std::string> modes;     // row names to run (empty = all)
+  std::vector<std::string> contents;  // content sets to run (empty = all)
 };
 
 int run_transfer_bench(const TransferBenchOptions& options);

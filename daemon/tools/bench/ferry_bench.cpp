@@ -12,11 +12,15 @@ namespace {
 void usage(FILE* out) {
   std::fprintf(out,
                "usage: ferry-bench transfer [--size WxH] [--frames N] [--json] [--cache DIR]\n"
+               "                            [--modes M,...] [--content C,...]\n"
                "  --size WxH   one frame size (default: 1920x1080 and 3840x2160)\n"
                "  --frames N   measured frames per mode and content (default 3)\n"
                "  --json       machine-readable output\n"
                "  --cache DIR  where photos from python3-skimage are extracted\n"
-               "               (default $XDG_CACHE_HOME/ferry-bench or ~/.cache/ferry-bench)\n");
+               "               (default $XDG_CACHE_HOME/ferry-bench or ~/.cache/ferry-bench)\n"
+               "  --modes      rows to run: rgb,nv12,nv12-frag,p010,yuv444,yuv444-frag,tiles,\n"
+               "               tiles-nv12 (default all)\n"
+               "  --content    content sets: photo,ui_text,game,static_small (default all)\n");
 }
 
 }  // namespace
@@ -54,6 +58,15 @@ int main(int argc, char** argv) {
       if (o.frames < 1 || o.frames > 10000) {
         std::fprintf(stderr, "ferry-bench: --frames wants 1..10000\n");
         return 2;
+      }
+    } else if (a == "--modes" || a == "--content") {
+      std::vector<std::string>& list = a == "--modes" ? o.modes : o.contents;
+      std::string v = value();
+      for (size_t start = 0; start <= v.size();) {
+        size_t comma = v.find(',', start);
+        if (comma == std::string::npos) comma = v.size();
+        if (comma > start) list.push_back(v.substr(start, comma - start));
+        start = comma + 1;
       }
     } else if (a == "--json") {
       o.json = true;
