@@ -5,6 +5,8 @@
 #include <drm_fourcc.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include <algorithm>
 #include <chrono>
 #include <memory>
@@ -142,8 +144,15 @@ bool wait_done(WlClient& c, const Clock::time_point& done, int timeout_ms) {
 class SyncClientTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(ferryd_.start({"--backend", "headless", "--display-device", "/dev/dri/card0",
-                               "--output", "640x480@60"}));
+    // FERRY_SYNC_BACKEND=kms runs the same checks on the KMS backend (vkms scans out).
+    const char* backend = std::getenv("FERRY_SYNC_BACKEND");
+    if (backend && std::string(backend) == "kms") {
+      setenv("LIBSEAT_BACKEND", "builtin", 0);
+      ASSERT_TRUE(ferryd_.start({"--backend", "kms"}));
+    } else {
+      ASSERT_TRUE(ferryd_.start({"--backend", "headless", "--display-device", "/dev/dri/card0",
+                                 "--output", "640x480@60"}));
+    }
     std::string err;
     client_ = WlClient::connect(ferryd_.socket_path(), &err);
     ASSERT_TRUE(client_) << err;
