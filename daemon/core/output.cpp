@@ -230,8 +230,12 @@ bool Output::try_direct_scanout() {
   std::vector<SceneItem> items;
   for (const SceneItem& it : server_.scene().collect())
     if (!it.box.intersect(layout_box()).empty()) items.push_back(it);
-  if (items.empty()) return false;
+  if (items.empty()) {
+    backend_->set_scanout_candidate(nullptr);
+    return false;
+  }
   const SceneItem& top = items.back();
+  backend_->set_scanout_candidate(top.box == layout_box() ? top.surface : nullptr);
   Buffer* buffer = top.surface->buffer();  // kept only for buffers that are not copied (dmabuf)
   if (!buffer || top.box != layout_box()) return false;
   Region uncovered(Rect{0, 0, top.box.width, top.box.height});

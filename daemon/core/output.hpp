@@ -55,6 +55,9 @@ class OutputBackend {
   // hardware accepts it (test commit). true: submitted, the Output skips rendering this
   // frame and presented() follows as for submit(true). 'covers_output': the surface fills
   // the whole output, opaque, unscaled.
+  // The surface that fills this output from the top (null: none): a backend that can scan
+  // it out tells its client which formats to use (linux-dmabuf scanout tranche).
+  virtual void set_scanout_candidate(Surface* surface) { (void)surface; }
   virtual bool try_direct_scanout(Surface& surface, bool covers_output) {
     (void)surface;
     (void)covers_output;

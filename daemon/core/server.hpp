@@ -10,11 +10,13 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/output.hpp"
 #include "core/scene.hpp"
+#include "render/dmabuf_formats.hpp"
 
 struct gbm_device;
 
@@ -68,6 +70,10 @@ class Server {
   dev_t main_device() const { return main_device_; }
   // The KMS backend when it drives the outputs, else null.
   KmsBackend* kms() const { return kms_.get(); }
+  // Formats a surface could be scanned out with right now (linux-dmabuf's scanout tranche),
+  // or nullopt. Set by the KMS backend; call linux_dmabuf_feedback_changed() when the
+  // answer for a surface changes.
+  std::function<std::optional<FormatSet>(Surface&)> scanout_formats;
   std::vector<std::unique_ptr<Output>>& outputs() { return outputs_; }
   Output* output_for_resource(wl_resource* output_resource) const;
 

@@ -402,14 +402,6 @@ wl_iterator_result resend_if_changed(wl_resource* r, void* data) {
   return WL_ITERATOR_CONTINUE;
 }
 
-// Server::scanout_formats, once the KMS backend's Server has it.
-template <class S>
-std::optional<FormatSet> server_scanout_formats(S& server, Surface& surface) {
-  if constexpr (requires { server.scanout_formats; }) {
-    if (server.scanout_formats) return server.scanout_formats(surface);
-  }
-  return std::nullopt;
-}
 
 }  // namespace
 
@@ -442,7 +434,10 @@ void create_linux_dmabuf_global(Server& server) {
   o.import = [&server](DmabufBuffer& b, std::string* error) {
     return server.renderer().import_dmabuf_image(b, error);
   };
-  o.scanout_formats = [&server](Surface& s) { return server_scanout_formats(server, s); };
+  o.scanout_formats = [&server](Surface& s) -> std::optional<FormatSet> {
+    if (server.scanout_formats) return server.scanout_formats(s);
+    return std::nullopt;
+  };
   create_linux_dmabuf_global(server, std::move(o));
 }
 

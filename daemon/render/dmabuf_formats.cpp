@@ -151,13 +151,20 @@ EglDmabufFormats query_egl_dmabuf_formats(EGLDisplay display, bool has_modifiers
       }
     }
     if (n > 0 && !any_texture) continue;  // only external sampling: not offered
+    // Without a modifier list EGL does not say whether a YUV format needs
+    // GL_TEXTURE_EXTERNAL_OES; the renderer samples GL_TEXTURE_2D only.
+    if (n == 0 && !format_is_rgb(f)) {
+      out.external_only.add(f, DRM_FORMAT_MOD_INVALID);
+      continue;
+    }
     out.texture.add(f, DRM_FORMAT_MOD_INVALID);
     // The driver lists no modifier: it imports implicit layouts, which linear ones are.
     if (n == 0) out.texture.add(f, DRM_FORMAT_MOD_LINEAR);
   }
   out.note = std::to_string(out.texture.formats.size()) + " formats, " +
              std::to_string(explicit_mods) + " explicit modifiers from EGL, " +
-             std::to_string(out.external_only.pair_count()) + " external-only pairs left out";
+             std::to_string(out.external_only.pair_count()) +
+             " external-only (or YUV of unknown kind) pairs left out";
   return out;
 }
 
@@ -182,6 +189,15 @@ int format_plane_count(uint32_t format) {
       return 1;
     default:
       return 0;
+  }
+}
+
+bool format_is_rgb(uint32_t format) {
+  switch (format) {
+    case DRM_FORMAT_YUYV: case DRM_FORMAT_YVYU: case DRM_FORMAT_UYVY: case DRM_FORMAT_VYUY:
+      return false;
+    default:
+      return format_plane_count(format) == 1;
   }
 }
 

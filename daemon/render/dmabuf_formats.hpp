@@ -82,12 +82,15 @@ struct EglDmabufFormats {
 // Queries eglQueryDmaBufFormatsEXT/eglQueryDmaBufModifiersEXT when
 // EGL_EXT_image_dma_buf_import_modifiers is present. Every format also gets
 // DRM_FORMAT_MOD_INVALID (EGL imports implicit layouts); a format for which the driver lists
-// no modifier also gets DRM_FORMAT_MOD_LINEAR. Without the modifiers extension there is no
-// format query: the 8-bit RGB formats are offered with DRM_FORMAT_MOD_INVALID only.
+// no modifier also gets DRM_FORMAT_MOD_LINEAR, if it is an RGB format (for a YUV one EGL
+// cannot say then whether it is external-only). Without the modifiers extension there is
+// no format query: the 8-bit RGB formats are offered with DRM_FORMAT_MOD_INVALID only.
 EglDmabufFormats query_egl_dmabuf_formats(EGLDisplay display, bool has_modifiers_ext);
 
 // Number of planes a format uses with a linear/implicit layout; 0 when unknown.
 int format_plane_count(uint32_t format);
+// RGB-family single-plane formats (sampled as GL_TEXTURE_2D without conversion).
+bool format_is_rgb(uint32_t format);
 // Vertical subsampling of plane 'plane' (1 or 2) for the formats format_plane_count knows.
 int format_plane_vsub(uint32_t format, int plane);
 

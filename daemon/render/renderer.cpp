@@ -235,6 +235,8 @@ FrameStats Renderer::render(const RenderTarget& target, const FrameInput& frame)
     // way an output with transform T shows it.
     Mat3 src_to_buf = Mat3::transform(it.buffer_transform, tw, th);
     Mat3 unit_to_tex = Mat3::scale(1.0f / bw, 1.0f / bh) * src_to_buf * unit_to_src;
+    // linux-dmabuf y_invert: the buffer's first row is the bottom of the picture.
+    if (it.texture->y_inverted()) unit_to_tex = Mat3::translate(0, 1) * Mat3::scale(1, -1) * unit_to_tex;
     Mat3 fb_to_tex = unit_to_tex * (l2f * unit_to_layout).inverse();
     GLuint prog = it.texture->opaque() ? blit_opaque_prog_ : blit_prog_;
     glUseProgram(prog);

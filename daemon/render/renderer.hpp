@@ -20,6 +20,7 @@
 namespace ferry {
 
 class DmabufBuffer;
+struct DmabufAttributes;
 class EglContext;
 class ShmBuffer;
 
@@ -117,6 +118,7 @@ class Renderer {
  private:
   Renderer() = default;
   void draw_rects(const std::vector<Rect>& fb_rects, FrameStats& stats);
+  GLuint bind_dmabuf_image(void* image, const DmabufAttributes& attrs, std::string* error);
 
   EglContext* egl_ = nullptr;
   int batch_rects_ = 64;

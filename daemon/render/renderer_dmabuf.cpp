@@ -122,8 +122,45 @@ bool Renderer::import_dmabuf_image(DmabufBuffer& buffer, std::string* error) {
     *error = "eglCreateImageKHR refused " + describe(a) + buf;
     return false;
   }
-  buffer.set_import_cache(std::make_unique<DmabufImage>(egl_->display(), image, ++dmabuf_imports_));
+  auto cache = std::make_unique<DmabufImage>(egl_->display(), image, ++dmabuf_imports_);
+  // Binding once now turns "EGL takes it, GL cannot sample it" into a 'failed' at create
+  // instead of an invisible surface at commit.
+  GLuint probe = bind_dmabuf_image(cache->image(), a, error);
+  if (!probe) return false;
+  glDeleteTextures(1, &probe);
+  buffer.set_import_cache(std::move(cache));
   return true;
+}
+
+// A GL_TEXTURE_2D bound to 'image'; 0 with *error when GL refuses it.
+GLuint Renderer::bind_dmabuf_image(void* image, const DmabufAttributes& attrs, std::string* error) {
+  auto target = reinterpret_cast<PFNGLEGLIMAGETARGETTEXTURE2DOESPROC>(
+      eglGetProcAddress("glEGLImageTargetTexture2DOES"));
+  if (!target) {
+    *error = "glEGLImageTargetTexture2DOES is missing (GL_OES_EGL_image)";
+    return 0;
+  }
+  egl_->make_current();
+  while (glGetError() != GL_NO_ERROR) {
+  }
+  GLuint tex = 0;
+  glGenTextures(1, &tex);
+  glBindTexture(GL_TEXTURE_2D, tex);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_LINEAR);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_LINEAR);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+  target(GL_TEXTURE_2D, static_cast<GLeglImageOES>(image));
+  GLenum err = glGetError();
+  glBindTexture(GL_TEXTURE_2D, 0);
+  if (err != GL_NO_ERROR) {
+    glDeleteTextures(1, &tex);
+    char buf[64];
+    std::snprintf(buf, sizeof buf, " as GL_TEXTURE_2D (GL error 0x%04x)", unsigned(err));
+    *error = "cannot bind " + describe(attrs) + buf;
+    return 0;
+  }
+  return tex;
 }
 
 bool Renderer::import_dmabuf(std::unique_ptr<SurfaceTexture>& tex, DmabufBuffer& buffer,
@@ -131,31 +168,10 @@ bool Renderer::import_dmabuf(std::unique_ptr<SurfaceTexture>& tex, DmabufBuffer&
   if (!import_dmabuf_image(buffer, error)) return false;
   auto* cache = static_cast<DmabufImage*>(buffer.import_cache());
   if (tex && tex->import_id_ == cache->id()) return true;  // same buffer again: the image shows it
-  auto target = reinterpret_cast<PFNGLEGLIMAGETARGETTEXTURE2DOESPROC>(
-      eglGetProcAddress("glEGLImageTargetTexture2DOES"));
-  if (!target) {
-    *error = "glEGLImageTargetTexture2DOES is missing (GL_OES_EGL_image)";
-    return false;
-  }
-  egl_->make_current();
-  while (glGetError() != GL_NO_ERROR) {
-  }
+  GLuint id = bind_dmabuf_image(cache->image(), buffer.attributes(), error);
+  if (!id) return false;
   auto t = std::unique_ptr<SurfaceTexture>(new SurfaceTexture());
-  glGenTextures(1, &t->tex_);
-  glBindTexture(GL_TEXTURE_2D, t->tex_);
-  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_LINEAR);
-  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_LINEAR);
-  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
-  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
-  target(GL_TEXTURE_2D, cache->image());
-  GLenum err = glGetError();
-  glBindTexture(GL_TEXTURE_2D, 0);
-  if (err != GL_NO_ERROR) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, " as GL_TEXTURE_2D (GL error 0x%04x)", unsigned(err));
-    *error = "cannot bind " + describe(buffer.attributes()) + buf;
-    return false;
-  }
+  t->tex_ = id;
   t->width_ = buffer.width();
   t->height_ = buffer.height();
   t->drm_format_ = buffer.drm_format();

@@ -140,6 +140,11 @@ bool KmsBackend::start(std::string* error) {
 
   create_outputs(*device_);
   start_hotplug_monitor();
+  server_.scanout_formats = [this](Surface& s) -> std::optional<FormatSet> {
+    for (KmsOutput* o : outputs_)
+      if (o->scanout_candidate() == &s) return o->primary_formats();
+    return std::nullopt;
+  };
   if (outputs_.empty()) {
     *error = "no connected display on " + path_;
     return false;
@@ -248,6 +253,7 @@ void KmsBackend::handle_hotplug() {
 }
 
 void KmsBackend::stop() {
+  server_.scanout_formats = nullptr;
   if (hotplug_source_) wl_event_source_remove(hotplug_source_);
   hotplug_source_ = nullptr;
   if (monitor_) udev_monitor_unref(monitor_);
@@ -561,7 +567,11 @@ void KmsOutput::completed(kms::Completion& c) {
       screen_ = std::move(f);
       has_screen_ = true;
     }
-    if (f.kind != Kind::capture) output_.presented(c.timestamp_ns, c.sequence, content);
+    // The flip of a modeset that turns the CRTC on carries no vblank time (vkms sends 0):
+    // never report a time before the previous one.
+    int64_t ts = c.timestamp_ns;
+    if (ts <= output_.last_present_ns()) ts = std::max(now_ns(), output_.last_present_ns() + 1);
+    if (f.kind != Kind::capture) output_.presented(ts, c.sequence, content);
     return;
   }
   // Dropped (shutdown) or failed: what the frame held is free again; the screen is unchanged.

@@ -19,6 +19,7 @@
 #include "backend/kms/display/display_thread.hpp"
 #include "core/buffer.hpp"
 #include "core/output.hpp"
+#include "render/dmabuf_formats.hpp"
 
 struct gbm_bo;
 
@@ -41,6 +42,10 @@ class KmsOutput final : public OutputBackend {
   uint32_t presentation_flags() const override;
   Transform render_transform(Transform output_transform) const override;
   bool try_direct_scanout(Surface& surface, bool covers_output) override;
+  void set_scanout_candidate(Surface* surface) override;
+  Surface* scanout_candidate() const { return candidate_; }
+  // What the primary plane scans out, for the linux-dmabuf scanout tranche.
+  FormatSet primary_formats() const;
 
   // A completion of one of this output's frames (from KmsBackend's dispatch).
   void completed(kms::Completion& c);
@@ -105,6 +110,7 @@ class KmsOutput final : public OutputBackend {
   bool direct_active_ = false;     // for logging transitions
   uint64_t direct_rejected_key_ = 0;  // format/modifier/size key the last test rejected
   ::wl_event_source* inactive_timer_ = nullptr;
+  Surface* candidate_ = nullptr;  // checked against Server::surfaces() before use
 };
 
 }  // namespace ferry

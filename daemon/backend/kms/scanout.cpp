@@ -16,6 +16,7 @@
 #include "core/dmabuf_buffer.hpp"
 #include "core/server.hpp"
 #include "core/surface.hpp"
+#include "protocol/linux_dmabuf.hpp"
 #include "util/clock.hpp"
 #include "util/log.hpp"
 #include "util/png.hpp"
@@ -68,6 +69,23 @@ uint64_t scanout_key(const DmabufBuffer& b) {
 }
 
 }  // namespace
+
+FormatSet KmsOutput::primary_formats() const {
+  FormatSet set;
+  for (const auto& [format, modifiers] : primary_->formats)
+    for (uint64_t m : modifiers) set.add(format, m);
+  return set;
+}
+
+void KmsOutput::set_scanout_candidate(Surface* surface) {
+  if (surface == candidate_) return;
+  Surface* old = candidate_;
+  candidate_ = surface;
+  auto& live = kms_.server_.surfaces();
+  if (old && std::find(live.begin(), live.end(), old) != live.end())
+    linux_dmabuf_feedback_changed(kms_.server_, *old);
+  if (surface) linux_dmabuf_feedback_changed(kms_.server_, *surface);
+}
 
 bool KmsOutput::try_direct_scanout(Surface& surface, bool covers_output) {
   auto* b = DmabufBuffer::from_buffer(surface.buffer());
