@@ -5,6 +5,8 @@
 #include <drm_fourcc.h>
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -30,6 +32,30 @@ struct DmabufBinder {
   zwp_linux_dmabuf_v1* dmabuf = nullptr;
 };
 
+// Counts the scanout tranches of each feedback batch a surface receives.
+struct FeedbackWatch {
+  int batches = 0;
+  int scanout_tranches_in_last = 0;
+  int scanout_now = 0;
+};
+
+const zwp_linux_dmabuf_feedback_v1_listener kFeedbackWatch = {
+    [](void* d, zwp_linux_dmabuf_feedback_v1*) {  // done
+      auto* w = static_cast<FeedbackWatch*>(d);
+      ++w->batches;
+      w->scanout_tranches_in_last = w->scanout_now;
+      w->scanout_now = 0;
+    },
+    [](void*, zwp_linux_dmabuf_feedback_v1*, int32_t fd, uint32_t) { close(fd); },
+    [](void*, zwp_linux_dmabuf_feedback_v1*, wl_array*) {},
+    [](void*, zwp_linux_dmabuf_feedback_v1*) {},
+    [](void*, zwp_linux_dmabuf_feedback_v1*, wl_array*) {},
+    [](void*, zwp_linux_dmabuf_feedback_v1*, wl_array*) {},
+    [](void* d, zwp_linux_dmabuf_feedback_v1*, uint32_t flags) {
+      if (flags & ZWP_LINUX_DMABUF_FEEDBACK_V1_TRANCHE_FLAGS_SCANOUT)
+        ++static_cast<FeedbackWatch*>(d)->scanout_now;
+    }};
+
 zwp_linux_dmabuf_v1* bind_dmabuf(WlClient& c) {
   DmabufBinder b;
   wl_registry* reg = wl_display_get_registry(c.display());
@@ -37,7 +63,7 @@ zwp_linux_dmabuf_v1* bind_dmabuf(WlClient& c) {
       [](void* data, wl_registry* r, uint32_t name, const char* iface, uint32_t) {
         if (std::strcmp(iface, zwp_linux_dmabuf_v1_interface.name) == 0)
           static_cast<DmabufBinder*>(data)->dmabuf = static_cast<zwp_linux_dmabuf_v1*>(
-              wl_registry_bind(r, name, &zwp_linux_dmabuf_v1_interface, 3));
+              wl_registry_bind(r, name, &zwp_linux_dmabuf_v1_interface, 4));
       },
       [](void*, wl_registry*, uint32_t) {}};
   wl_registry_add_listener(reg, &l, &b);
@@ -96,6 +122,12 @@ void show_dmabuf(const std::string& dir, uint32_t w, uint32_t h, bool fullscreen
   zwp_linux_buffer_params_v1_destroy(params);
 
   Toplevel top = c->create_toplevel();
+  FeedbackWatch watch;
+  auto* feedback = zwp_linux_dmabuf_v1_get_surface_feedback(dmabuf, top.surface);
+  zwp_linux_dmabuf_feedback_v1_add_listener(feedback, &kFeedbackWatch, &watch);
+  c->roundtrip();
+  EXPECT_GE(watch.batches, 1);
+  EXPECT_EQ(watch.scanout_tranches_in_last, 0) << "a new window is not a scanout candidate";
   if (fullscreen) {
     int before = WlClient::live(top).configures;
     xdg_toplevel_set_fullscreen(top.toplevel, nullptr);
@@ -113,6 +145,10 @@ void show_dmabuf(const std::string& dir, uint32_t w, uint32_t h, bool fullscreen
   while (!p.done && !p.discarded && std::chrono::steady_clock::now() < deadline)
     ASSERT_TRUE(c->dispatch_for(10)) << f.log();
   ASSERT_TRUE(p.done) << "the dmabuf frame was never presented\n" << f.log();
+  c->roundtrip();
+  // A surface filling the output is told which formats the primary plane scans out.
+  EXPECT_EQ(watch.scanout_tranches_in_last, fullscreen ? 1 : 0) << "feedback batches: " << watch.batches;
+  zwp_linux_dmabuf_feedback_v1_destroy(feedback);
   ASSERT_EQ(f.stop(), 0) << f.log();
   run->log = f.log();
   ASSERT_TRUE(read_png(wb_path, &run->writeback, &err)) << err << "\n" << run->log;
