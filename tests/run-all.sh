@@ -1,7 +1,7 @@
 #!/bin/sh
 # The whole test suite, as README's test command and CI run it:
 #  1. release-style build with warnings as errors, every suite (unit, gl, integration, vm);
-#  2. ASan+UBSan build, unit and integration suites.
+#  2. ASan+UBSan build, unit, kms (display thread) and integration suites.
 set -eu
 cd "$(dirname "$0")/.."
 .ci/install-deps
@@ -21,6 +21,6 @@ export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 # LeakSanitizer cannot match those reports to Mesa (see tests/lsan.supp); there ASan still
 # checks every memory error, and UBSan every undefined behaviour.
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp \
-  meson test -C build-asan --print-errorlogs --num-processes 2 --suite unit
+  meson test -C build-asan --print-errorlogs --num-processes 2 --suite unit --suite kms
 ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
   meson test -C build-asan --print-errorlogs --num-processes 2 --suite integration
