@@ -177,6 +177,7 @@ void Output::repaint() {
   }
   if (content) {
     RenderTarget* target = backend_->acquire_target();
+    Surface* overlay = target ? choose_overlay() : nullptr;
     if (!target) {
       // No free buffer: a vblank will come and re-arm us.
       backend_->submit(false);
@@ -199,6 +200,7 @@ void Output::repaint() {
               frame.background);
     for (const SceneItem& it : server_.scene().collect()) {
       if (it.box.intersect(frame.output_box).empty()) continue;
+      if (it.surface == overlay) continue;  // on its own plane, above this frame
       DrawItem di;
       di.texture = it.surface->texture();
       di.box = it.box;
@@ -223,6 +225,38 @@ void Output::repaint() {
   }
   frame_in_flight_ = true;
   in_flight_has_content_ = content;
+}
+
+Surface* Output::choose_overlay() {
+  // The topmost surface, if it is an unscaled client buffer inside the output, may go on an
+  // overlay plane; the rest is composed beneath it.
+  Surface* chosen = nullptr;
+  Rect box;
+  std::vector<SceneItem> items = server_.scene().collect();
+  if (!items.empty() && scale_ == 1 && transform_ == Transform::normal) {
+    const SceneItem& top = items.back();
+    Buffer* b = top.surface->buffer();
+    double sx, sy, sw, sh;
+    top.surface->source_box(&sx, &sy, &sw, &sh);
+    Rect out = layout_box();
+    if (b && top.box.intersect(out) == top.box && top.box.width == b->width() &&
+        top.box.height == b->height() && sx == 0 && sy == 0 && sw == b->width() &&
+        sh == b->height() && top.surface->buffer_transform() == Transform::normal) {
+      box = Rect{top.box.x - out.x, top.box.y - out.y, top.box.width, top.box.height};
+      if (backend_->try_overlay(top.surface, box)) chosen = top.surface;
+    }
+  }
+  if (!chosen) backend_->try_overlay(nullptr, {});
+  // The primary plane's contents change where a surface joins or leaves the overlay.
+  if (chosen != overlay_surface_ || (chosen && box != overlay_box_)) {
+    if (overlay_surface_) damage_.add(Rect{overlay_box_.x + x_, overlay_box_.y + y_,
+                                           overlay_box_.width, overlay_box_.height});
+    if (chosen) damage_.add(Rect{box.x + x_, box.y + y_, box.width, box.height});
+  }
+  overlay_surface_ = chosen;
+  overlay_box_ = box;
+  if (chosen) stats_.overlay_frames++;
+  return chosen;
 }
 
 bool Output::try_direct_scanout() {

@@ -58,6 +58,14 @@ class OutputBackend {
   // The surface that fills this output from the top (null: none): a backend that can scan
   // it out tells its client which formats to use (linux-dmabuf scanout tranche).
   virtual void set_scanout_candidate(Surface* surface) { (void)surface; }
+  // Overlay plane for the next submit(true): 'surface' (topmost, an unscaled client buffer)
+  // shown at fb_box above the composed frame, which then leaves it out. true when the
+  // hardware accepts it (test commit); null clears the overlay.
+  virtual bool try_overlay(Surface* surface, const Rect& fb_box) {
+    (void)surface;
+    (void)fb_box;
+    return false;
+  }
   virtual bool try_direct_scanout(Surface& surface, bool covers_output) {
     (void)surface;
     (void)covers_output;
@@ -73,6 +81,7 @@ struct OutputStats {
   uint64_t rects_drawn = 0;       // damage rectangles drawn
   uint64_t render_passes = 0;     // multipass batches (S4)
   uint64_t direct_scanout = 0;    // frames shown from a client buffer without composition
+  uint64_t overlay_frames = 0;    // composed frames with a client buffer on an overlay plane
 };
 
 class Output {
@@ -128,6 +137,7 @@ class Output {
   void repaint();
   void arm_repaint();
   bool try_direct_scanout();
+  Surface* choose_overlay();
   // Frame callbacks of surfaces on no output are paced by the first output.
   bool owns_callbacks_of(const Surface& s) const;
 
@@ -154,6 +164,8 @@ class Output {
   ResourceList in_flight_feedbacks_;
   bool in_flight_has_content_ = false;
   std::vector<BufferRef> in_flight_buffers_;  // client buffers the frame in flight samples
+  Surface* overlay_surface_ = nullptr;  // on an overlay plane in the last composed frame
+  Rect overlay_box_;                    // its framebuffer rectangle
 };
 
 }  // namespace ferry

@@ -97,6 +97,13 @@ std::unique_ptr<KmsBackend> KmsBackend::create(Server& server, std::string* erro
     *error = b->path_ + ": " + *error;
     return nullptr;
   }
+  // Client dmabufs become framebuffers through a second file of the same device, so that
+  // their GEM handles are never the ones Mesa holds for the same buffers.
+  b->import_fd_ = UniqueFd(open(b->path_.c_str(), O_RDWR | O_CLOEXEC));
+  if (!b->import_fd_) {
+    *error = "cannot open " + b->path_ + " a second time for client buffers: " + std::strerror(errno);
+    return nullptr;
+  }
   b->gbm_ = gbm_create_device(b->fd_);
   if (!b->gbm_) {
     *error = "gbm_create_device failed on " + b->path_;
@@ -371,6 +378,7 @@ KmsOutput::~KmsOutput() {
   if (inactive_timer_) wl_event_source_remove(inactive_timer_);
   for (Frame& f : in_flight_) retire(f);
   if (has_screen_) retire(screen_);
+  if (pending_overlay_.fb) drmModeRmFB(kms_.import_fd(), pending_overlay_.fb);
   const EglProcs& egl = EglProcs::get();
   kms_.server_.egl().make_current();
   for (Slot& s : slots_) {
@@ -443,7 +451,30 @@ std::vector<kms::PropertyValue> KmsOutput::plane_props(uint32_t fb, int32_t w, i
 
 std::vector<kms::PropertyValue> KmsOutput::screen_props() const {
   if (!has_screen_) return {};
-  return plane_props(screen_.fb, screen_.fb_w, screen_.fb_h);
+  auto props = plane_props(screen_.fb, screen_.fb_w, screen_.fb_h);
+  add_overlay_props(props, screen_.overlay);
+  return props;
+}
+
+void KmsOutput::add_overlay_props(std::vector<kms::PropertyValue>& v, const Overlay& o) const {
+  if (has_screen_ && screen_.overlay.plane && screen_.overlay.plane != o.plane) {
+    const kms::Plane* off = screen_.overlay.plane;
+    v.push_back({off->id, off->props.get("FB_ID"), 0});
+    v.push_back({off->id, off->props.get("CRTC_ID"), 0});
+  }
+  if (!o.plane) return;
+  const kms::PropertyIds& p = o.plane->props;
+  uint32_t id = o.plane->id;
+  v.insert(v.end(), {{id, p.get("FB_ID"), o.fb},
+                     {id, p.get("CRTC_ID"), crtc_.id},
+                     {id, p.get("SRC_X"), 0},
+                     {id, p.get("SRC_Y"), 0},
+                     {id, p.get("SRC_W"), fixed16(o.w)},
+                     {id, p.get("SRC_H"), fixed16(o.h)},
+                     {id, p.get("CRTC_X"), uint64_t(int64_t(o.box.x))},
+                     {id, p.get("CRTC_Y"), uint64_t(int64_t(o.box.y))},
+                     {id, p.get("CRTC_W"), uint64_t(o.box.width)},
+                     {id, p.get("CRTC_H"), uint64_t(o.box.height)}});
 }
 
 bool KmsOutput::owns(uint64_t cookie) const {
@@ -507,7 +538,10 @@ void KmsOutput::submit(bool new_content) {
     f.fb_h = slots_[drawing_].target.height;
     slots_[drawing_].busy = true;
     drawing_ = -1;
+    f.overlay = std::move(pending_overlay_);
+    pending_overlay_ = Overlay();
     auto props = plane_props(f.fb, f.fb_w, f.fb_h);
+    add_overlay_props(props, f.overlay);
     queue(std::move(f), std::move(props), true);
     return;
   }
@@ -546,7 +580,9 @@ uint64_t KmsOutput::submit_capture(uint32_t writeback_connector, uint32_t writeb
 
 void KmsOutput::retire(Frame& f) {
   if (f.kind == Kind::composed && f.slot >= 0) slots_[f.slot].busy = false;
-  if (f.owns_fb && f.fb) drmModeRmFB(kms_.drm_fd(), f.fb);
+  if (f.overlay.fb) drmModeRmFB(kms_.import_fd(), f.overlay.fb);
+  f.overlay = Overlay();
+  if (f.owns_fb && f.fb) drmModeRmFB(kms_.import_fd(), f.fb);
   f.owns_fb = false;
   f.buffer.reset();  // the client may reuse it: no scanout of it remains
 }

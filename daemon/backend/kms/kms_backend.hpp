@@ -3,8 +3,8 @@
 //
 // Who owns what (see docs/architecture.md):
 // - Session (libseat) owns the device fd it opened; the main thread uses that fd only for
-//   object creation that does not commit (GBM buffers, framebuffers, PRIME imports,
-//   syncobjs).
+//   object creation that does not commit (GBM buffers and their framebuffers, syncobjs).
+//   Client dmabufs are imported through import_fd(), a second file of the same device.
 // - The display thread owns a dup of it: every atomic commit (real or TEST_ONLY, through
 //   DisplayThread::test()) and every page-flip event happens there.
 // - Each KmsOutput owns its GBM swapchain (3 buffers: one on screen, one queued, one being
@@ -19,6 +19,8 @@
 #include <memory>
 #include <string>
 #include <vector>
+
+#include "util/unique_fd.hpp"
 
 struct gbm_device;
 struct udev;
@@ -49,6 +51,9 @@ class KmsBackend {
   KmsBackend& operator=(const KmsBackend&) = delete;
 
   int drm_fd() const { return fd_; }
+  // A second open file of the display device: PRIME imports and framebuffers of client
+  // buffers (direct scanout), whose GEM handles must not alias Mesa's.
+  int import_fd() const { return import_fd_.get(); }
   dev_t device_id() const { return device_id_; }
   const std::string& device_path() const { return path_; }
   gbm_device* gbm() const { return gbm_; }
@@ -82,6 +87,7 @@ class KmsBackend {
   Server& server_;
   std::unique_ptr<kms::Session> session_;
   int fd_ = -1;  // owned by session_
+  UniqueFd import_fd_;
   dev_t device_id_ = 0;
   std::string path_;
   gbm_device* gbm_ = nullptr;

@@ -43,6 +43,7 @@ class KmsOutput final : public OutputBackend {
   Transform render_transform(Transform output_transform) const override;
   bool try_direct_scanout(Surface& surface, bool covers_output) override;
   void set_scanout_candidate(Surface* surface) override;
+  bool try_overlay(Surface* surface, const Rect& fb_box) override;
   Surface* scanout_candidate() const { return candidate_; }
   // What the primary plane scans out, for the linux-dmabuf scanout tranche.
   FormatSet primary_formats() const;
@@ -74,6 +75,13 @@ class KmsOutput final : public OutputBackend {
     bool busy = false;   // queued or on screen
   };
   enum class Kind { composed, direct, noop, capture };
+  struct Overlay {
+    const kms::Plane* plane = nullptr;  // null: none
+    uint32_t fb = 0;                    // owned: removed when the frame leaves the screen
+    Rect box;                           // framebuffer rectangle
+    int32_t w = 0, h = 0;               // buffer size
+    BufferRef buffer;
+  };
   struct Frame {
     uint64_t cookie = 0;
     Kind kind = Kind::noop;
@@ -82,9 +90,13 @@ class KmsOutput final : public OutputBackend {
     int32_t fb_w = 0, fb_h = 0;
     BufferRef buffer;         // direct: the client buffer, locked until replaced
     bool owns_fb = false;     // direct: fb created for it, removed when replaced
+    Overlay overlay;          // composed: a client buffer on an overlay plane above it
   };
 
   std::vector<kms::PropertyValue> plane_props(uint32_t fb, int32_t w, int32_t h) const;
+  // Adds the overlay's plane state, and turns off an overlay plane the screen uses that
+  // 'overlay' does not.
+  void add_overlay_props(std::vector<kms::PropertyValue>& props, const Overlay& overlay) const;
   void queue(Frame frame, std::vector<kms::PropertyValue> props, bool render_fence);
   void retire(Frame& frame);  // frees what a frame that left the screen held
   bool plane_rotates() const;
@@ -111,6 +123,9 @@ class KmsOutput final : public OutputBackend {
   uint64_t direct_rejected_key_ = 0;  // format/modifier/size key the last test rejected
   ::wl_event_source* inactive_timer_ = nullptr;
   Surface* candidate_ = nullptr;  // checked against Server::surfaces() before use
+  Overlay pending_overlay_;       // accepted by try_overlay(), for the next submit(true)
+  uint64_t overlay_rejected_key_ = 0;
+  bool overlay_active_ = false;   // for logging transitions
 };
 
 }  // namespace ferry

@@ -46,7 +46,9 @@ uint32_t add_dmabuf_fb(int drm_fd, const DmabufBuffer& b, std::string* error) {
     r = drmModeAddFB2(drm_fd, uint32_t(b.width()), uint32_t(b.height()), b.drm_format(), handles,
                       strides, offsets, &fb, 0);
   int saved = errno;
-  // The framebuffer holds the objects; our handles are not needed any more.
+  // The framebuffer holds the objects; our handles are not needed any more. They are ours
+  // alone: this fd is KmsBackend's private import file, never the one GBM/Mesa use (PRIME
+  // import gives one handle per buffer and file, and closing Mesa's would unmap its copy).
   for (int i = 0; i < b.plane_count(); ++i) {
     bool seen = false;
     for (int j = 0; j < i; ++j) seen |= handles[j] == handles[i];
@@ -87,6 +89,57 @@ void KmsOutput::set_scanout_candidate(Surface* surface) {
   if (surface) linux_dmabuf_feedback_changed(kms_.server_, *surface);
 }
 
+bool KmsOutput::try_overlay(Surface* surface, const Rect& box) {
+  if (pending_overlay_.fb) drmModeRmFB(kms_.import_fd(), pending_overlay_.fb);
+  pending_overlay_ = Overlay();
+  auto* b = surface ? DmabufBuffer::from_buffer(surface->buffer()) : nullptr;
+  if (!b || !active_ || b->y_inverted() || std::getenv("FERRY_KMS_NO_OVERLAY")) {
+    if (overlay_active_ && !surface) log_info("kms: %s: overlay plane off", connector_.name.c_str());
+    overlay_active_ = overlay_active_ && surface;
+    return false;
+  }
+  const kms::Plane* plane = nullptr;
+  for (const kms::Plane* p : kms_.device().overlays_for(crtc_.index))
+    if (p->supports(b->drm_format(), b->modifier())) {
+      plane = p;
+      break;
+    }
+  uint64_t key = scanout_key(*b) ^ (uint64_t(uint32_t(box.x)) << 40) ^ (uint64_t(uint32_t(box.y)) << 20);
+  if (!plane || key == overlay_rejected_key_) return false;
+  std::string error;
+  uint32_t fb = add_dmabuf_fb(kms_.import_fd(), *b, &error);
+  if (fb) {
+    Overlay o;
+    o.plane = plane;
+    o.fb = fb;
+    o.box = box;
+    o.w = b->width();
+    o.h = b->height();
+    // The state the next frame will have: any swapchain framebuffer stands for the
+    // composed frame beneath.
+    auto props = plane_props(slots_[0].fb, slots_[0].target.width, slots_[0].target.height);
+    add_overlay_props(props, o);
+    int r = kms_.thread_->test(props, needs_modeset_);
+    if (r == 0) {
+      if (!overlay_active_)
+        log_info("kms: %s: wl_surface@%u on overlay plane %u at %d,%d (%dx%d, format %.4s)",
+                 connector_.name.c_str(), wl_resource_get_id(surface->resource()), plane->id,
+                 box.x, box.y, box.width, box.height,
+                 reinterpret_cast<const char*>(&b->attributes().format));
+      overlay_active_ = true;
+      o.buffer = BufferRef(b);
+      pending_overlay_ = std::move(o);
+      return true;
+    }
+    error = std::string("test commit rejected it: ") + std::strerror(-r);
+    drmModeRmFB(kms_.import_fd(), fb);
+  }
+  overlay_rejected_key_ = key;
+  log_info("kms: %s: wl_surface@%u cannot use an overlay plane (%s); composing",
+           connector_.name.c_str(), wl_resource_get_id(surface->resource()), error.c_str());
+  return false;
+}
+
 bool KmsOutput::try_direct_scanout(Surface& surface, bool covers_output) {
   auto* b = DmabufBuffer::from_buffer(surface.buffer());
   if (!active_ || !covers_output || !b || std::getenv("FERRY_KMS_NO_DIRECT_SCANOUT")) return false;
@@ -102,7 +155,7 @@ bool KmsOutput::try_direct_scanout(Surface& surface, bool covers_output) {
   if (key == direct_rejected_key_) return false;
 
   std::string error;
-  uint32_t fb = add_dmabuf_fb(kms_.drm_fd(), *b, &error);
+  uint32_t fb = add_dmabuf_fb(kms_.import_fd(), *b, &error);
   if (fb) {
     auto props = plane_props(fb, b->width(), b->height());
     int r = kms_.thread_->test(props, needs_modeset_);
@@ -120,11 +173,12 @@ bool KmsOutput::try_direct_scanout(Surface& surface, bool covers_output) {
       f.fb_h = b->height();
       f.owns_fb = true;
       f.buffer = BufferRef(b);
+      add_overlay_props(props, Overlay());  // full screen: an overlay in use goes off
       queue(std::move(f), std::move(props), false);
       return true;
     }
     error = std::string("test commit rejected it: ") + std::strerror(-r);
-    drmModeRmFB(kms_.drm_fd(), fb);
+    drmModeRmFB(kms_.import_fd(), fb);
   }
   direct_rejected_key_ = key;
   log_info("kms: %s: wl_surface@%u cannot be scanned out directly (%s); composing",

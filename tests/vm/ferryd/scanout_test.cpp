@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -17,6 +18,7 @@
 #include "kmstest/device.hpp"
 #include "linux-dmabuf-unstable-v1-client-protocol.h"
 #include "util/png.hpp"
+#include "util/region.hpp"
 #include "wl_client.hpp"
 
 using namespace std::chrono_literals;
@@ -94,7 +96,14 @@ struct ShowResult {
 
 // Shows a vgem dumb buffer of w x h (filled with pattern()) through linux-dmabuf, full
 // screen or as a window, then stops ferryd and returns its writeback capture and log.
-void show_dmabuf(const std::string& dir, uint32_t w, uint32_t h, bool fullscreen, ShowResult* run) {
+enum class Placement { fullscreen, window, covered_window };
+
+// A solid shm window on top, to keep the dmabuf window below it off the overlay plane.
+constexpr uint32_t kCoverColour = 0xff20c040u;
+
+void show_dmabuf(const std::string& dir, uint32_t w, uint32_t h, Placement placement,
+                 ShowResult* run) {
+  const bool fullscreen = placement == Placement::fullscreen;
   setenv("LIBSEAT_BACKEND", "builtin", 0);
   std::string wb_path = dir + (fullscreen ? "/full.png" : "/window.png");
   Ferryd f;
@@ -145,6 +154,29 @@ void show_dmabuf(const std::string& dir, uint32_t w, uint32_t h, bool fullscreen
   while (!p.done && !p.discarded && std::chrono::steady_clock::now() < deadline)
     ASSERT_TRUE(c->dispatch_for(10)) << f.log();
   ASSERT_TRUE(p.done) << "the dmabuf frame was never presented\n" << f.log();
+  if (placement == Placement::covered_window) {
+    Toplevel cover = c->create_toplevel();
+    ShmBuffer* sb = c->create_buffer(100, 80, WL_SHM_FORMAT_XRGB8888, kCoverColour);
+    Presented cp;
+    wl_surface_attach(cover.surface, sb->buffer, 0, 0);
+    wl_surface_damage_buffer(cover.surface, 0, 0, 100, 80);
+    wp_presentation_feedback_add_listener(
+        wp_presentation_feedback(c->presentation, cover.surface), &kFeedback, &cp);
+    wl_surface_commit(cover.surface);
+    auto until = std::chrono::steady_clock::now() + 10s;
+    while (!cp.done && std::chrono::steady_clock::now() < until)
+      if (!c->dispatch_for(10)) {
+        std::string iface;
+        uint32_t code = 0;
+        c->protocol_error(&iface, &code);
+        bool alive = f.running();
+        int st = alive ? 0 : f.stop();
+        FAIL() << "connection lost: " << iface << " error " << code << " errno "
+               << wl_display_get_error(c->display()) << "; ferryd "
+               << (alive ? "running" : "exited, status " + std::to_string(st)) << "\n" << f.log();
+      }
+    ASSERT_TRUE(cp.done) << "the covering window was never presented";
+  }
   c->roundtrip();
   // A surface filling the output is told which formats the primary plane scans out.
   EXPECT_EQ(watch.scanout_tranches_in_last, fullscreen ? 1 : 0) << "feedback batches: " << watch.batches;
@@ -163,7 +195,7 @@ uint64_t stat_value(const std::string& log, const std::string& key) {
 TEST(KmsScanout, FullscreenDmabufIsScannedOutWithoutComposition) {
   itest::TempDir tmp;
   ShowResult run;
-  show_dmabuf(tmp.path(), 1024, 768, true, &run);
+  show_dmabuf(tmp.path(), 1024, 768, Placement::fullscreen, &run);
   if (HasFatalFailure()) return;
   EXPECT_NE(run.log.find("direct scanout of wl_surface"), std::string::npos) << run.log;
   EXPECT_GE(stat_value(run.log, "direct scanout"), 1u) << run.log;
@@ -180,37 +212,81 @@ TEST(KmsScanout, FullscreenDmabufIsScannedOutWithoutComposition) {
   EXPECT_EQ(wrong, 0u) << "writeback differs from the client's buffer";
 }
 
-TEST(KmsScanout, WindowedDmabufIsComposed) {
-  itest::TempDir tmp;
-  ShowResult run;
-  show_dmabuf(tmp.path(), 320, 240, false, &run);
-  if (HasFatalFailure()) return;
-  EXPECT_EQ(stat_value(run.log, "direct scanout"), 0u) << run.log;
-  EXPECT_GE(stat_value(run.log, "composed"), 1u) << run.log;
-  // The window's pixels appear once, 320x240, where ferryd placed it.
-  const Image& img = run.writeback;
-  int32_t ox = -1, oy = -1;
-  for (int32_t y = 0; y < img.height && ox < 0; ++y)
+// Where the dmabuf window's first pixel is, and how many of its pixels differ from the
+// client's buffer, skipping those inside 'skip' (a window above it).
+size_t window_mismatches(const Image& img, uint32_t w, uint32_t h, const Rect& skip, int32_t* ox,
+                         int32_t* oy) {
+  *ox = *oy = -1;
+  uint32_t v0 = pattern(0, 0);
+  for (int32_t y = 0; y < img.height && *ox < 0; ++y)
     for (int32_t x = 0; x < img.width; ++x) {
       const uint8_t* px = img.pixel(x, y);
-      uint32_t v = pattern(0, 0);
-      if (px[0] == ((v >> 16) & 0xff) && px[1] == ((v >> 8) & 0xff) && px[2] == (v & 0xff)) {
-        ox = x;
-        oy = y;
+      if (px[0] == ((v0 >> 16) & 0xff) && px[1] == ((v0 >> 8) & 0xff) && px[2] == (v0 & 0xff)) {
+        *ox = x;
+        *oy = y;
         break;
       }
     }
-  ASSERT_GE(ox, 0) << "the window's first pixel is nowhere on screen";
-  ASSERT_LE(ox + 320, img.width);
-  ASSERT_LE(oy + 240, img.height);
+  if (*ox < 0 || *ox + int32_t(w) > img.width || *oy + int32_t(h) > img.height) return SIZE_MAX;
   size_t wrong = 0;
-  for (uint32_t y = 0; y < 240; ++y)
-    for (uint32_t x = 0; x < 320; ++x) {
-      const uint8_t* px = img.pixel(ox + int32_t(x), oy + int32_t(y));
+  for (uint32_t y = 0; y < h; ++y)
+    for (uint32_t x = 0; x < w; ++x) {
+      int32_t px_x = *ox + int32_t(x), px_y = *oy + int32_t(y);
+      if (skip.contains(px_x, px_y)) continue;
+      const uint8_t* px = img.pixel(px_x, px_y);
       uint32_t v = pattern(x, y);
       wrong += px[0] != ((v >> 16) & 0xff) || px[1] != ((v >> 8) & 0xff) || px[2] != (v & 0xff);
     }
-  EXPECT_EQ(wrong, 0u) << "the composed window differs from the client's buffer";
+  return wrong;
+}
+
+TEST(KmsScanout, TopmostDmabufWindowGoesOnAnOverlayPlane) {
+  itest::TempDir tmp;
+  ShowResult run;
+  show_dmabuf(tmp.path(), 320, 240, Placement::window, &run);
+  if (HasFatalFailure()) return;
+  EXPECT_NE(run.log.find("on overlay plane"), std::string::npos) << run.log;
+  EXPECT_EQ(stat_value(run.log, "direct scanout"), 0u) << run.log;
+  EXPECT_GE(stat_value(run.log, "overlay"), 1u) << run.log;
+  int32_t ox, oy;
+  EXPECT_EQ(window_mismatches(run.writeback, 320, 240, Rect{}, &ox, &oy), 0u)
+      << "the window on the overlay plane differs from the client's buffer";
+  // The primary plane beneath still shows the background around it.
+  const uint8_t* corner = run.writeback.pixel(1023, 767);
+  EXPECT_NEAR(corner[0], 46, 1);
+  EXPECT_NEAR(corner[1], 51, 1);
+  EXPECT_NEAR(corner[2], 64, 1);
+}
+
+TEST(KmsScanout, CoveredDmabufWindowIsComposed) {
+  itest::TempDir tmp;
+  ShowResult run;
+  show_dmabuf(tmp.path(), 320, 240, Placement::covered_window, &run);
+  if (HasFatalFailure()) return;
+  EXPECT_EQ(stat_value(run.log, "direct scanout"), 0u) << run.log;
+  EXPECT_GE(stat_value(run.log, "composed"), 1u) << run.log;
+  // The covering window, exactly, on top.
+  const Image& img = run.writeback;
+  Rect cover{INT32_MAX, INT32_MAX, 0, 0};
+  int32_t max_x = -1, max_y = -1;
+  size_t cover_pixels = 0;
+  for (int32_t y = 0; y < img.height; ++y)
+    for (int32_t x = 0; x < img.width; ++x) {
+      const uint8_t* px = img.pixel(x, y);
+      if (px[0] == 0x20 && px[1] == 0xc0 && px[2] == 0x40) {
+        ++cover_pixels;
+        cover.x = std::min(cover.x, x);
+        cover.y = std::min(cover.y, y);
+        max_x = std::max(max_x, x);
+        max_y = std::max(max_y, y);
+      }
+    }
+  ASSERT_EQ(cover_pixels, size_t(100 * 80));
+  cover.width = max_x - cover.x + 1;
+  cover.height = max_y - cover.y + 1;
+  int32_t ox, oy;
+  EXPECT_EQ(window_mismatches(img, 320, 240, cover, &ox, &oy), 0u)
+      << "the composed dmabuf window differs from the client's buffer";
 }
 
 }  // namespace
