@@ -29,10 +29,19 @@ uniform float u_vtaps[16];
 uniform uint u_plane_words[3];    // plane offsets in 32-bit words
 uniform uint u_stride_words[3];   // row strides in 32-bit words
 layout(std430, binding = 0) writeonly buffer Payload { uint words[]; };
+#ifdef QUADS
+// The same payload as 16-byte units (host: planes and rows 16-byte aligned). llvmpipe
+// stores lane by lane; one uvec4 store shares the address work of its four words.
+layout(std430, binding = 0) writeonly buffer Payload4 { uvec4 quads[]; };
+#endif
 
 vec3 src_rgb(ivec2 p) {
   p = clamp(p, ivec2(0), u_size - 1);
+#ifdef SRC_UNORM  // already in [0, 1]; the clamp is for FP16 sources
+  return texelFetch(u_src, p, 0).rgb;
+#else
   return clamp(texelFetch(u_src, p, 0).rgb, 0.0, 1.0);
+#endif
 }
 
 #ifdef PLANAR444
@@ -60,10 +69,13 @@ void main() {
 // the rounded chroma below it) and fetches its pixels again. Everything lives in the
 // invocation's registers: no shared memory, no barriers (llvmpipe runs barriers as
 // coroutines and shared-memory accesses lane by lane, which made the earlier
-// workgroup-tile packer 10-16x slower than a copy draw). Keeping a ring of Y bases
-// instead of fetching again was 2.5x slower on llvmpipe (the ring's register moves).
+// workgroup-tile packer 10-16x slower than a copy draw). Keeping the Y bases in a ring
+// of rows instead of fetching again costs as much as the fetch it saves on llvmpipe (the
+// ring's moves; 2.5x slower with a shifted register ring, equal with constant indices).
 // Host defines: HF/HC and VF/VC (first tap, tap count per axis), OX2/OY2 (1 when the
-// chroma origin is 0.5 luma pixels along x/y), SEG (chroma rows per invocation).
+// chroma origin is 0.5 luma pixels along x/y), SEG (chroma rows per invocation), HSYM
+// (the horizontal taps are symmetric), QUADS (16-byte aligned planes and rows: 16-byte
+// stores), SRC_UNORM (the source samples in [0, 1]).
 #ifndef HF  // defaults (wide filter, left siting) so the base variant validates
 #define HF -5
 #define HC 11
@@ -115,8 +127,17 @@ vec2 g_h[kNc];               // that row filtered horizontally
 vec2 g_prev[kNc], g_cur[kNc];  // rounded chroma rows j - 1 and j
 
 #define FETCH(i) if ((i) < kXn) g_uv[i] = (u_to_yuv * src_rgb(ivec2(x0 + kX0 + (i), rr))).yz + u_offset.yz;
-#define HTAP(c, k) if ((k) < HC) s += u_htaps[k] * g_uv[clamp(2 * ((c) - kLo) + HF + (k) - kX0, 0, 63)];
-#define HFILTER(c) if ((c) < kNc) { vec2 s = vec2(0.0); V16(HTAP, c) g_h[min(c, kNc - 1)] = s; }
+#define HUV(c, k) g_uv[clamp(2 * ((c) - kLo) + HF + (k) - kX0, 0, 63)]
+#ifdef HSYM
+// Symmetric taps (host-checked): the two columns of a tap pair are added first, which
+// saves a multiply per pair on the packer's costliest loop.
+#define HTAP(c, k) if ((k) < HC / 2) s += u_htaps[k] * (HUV(c, k) + HUV(c, HC - 1 - (k)));
+#define HMID(c) if (HC % 2 == 1) s += u_htaps[HC / 2] * HUV(c, HC / 2);
+#else
+#define HTAP(c, k) if ((k) < HC) s += u_htaps[k] * HUV(c, k);
+#define HMID(c)
+#endif
+#define HFILTER(c) if ((c) < kNc) { vec2 s = vec2(0.0); V16(HTAP, c) HMID(c) g_h[min(c, kNc - 1)] = s; }
 // The row is tap E - 2m of pending chroma row m: E = VC - 1 on the row that completes the
 // oldest one, VC - 2 on the others. Taps arrive in increasing order, as in a plain sum.
 #define ACC(c, m, E) if ((c) < kNc && (m) < kP && (E) - 2 * (m) >= 0) \
@@ -164,33 +185,54 @@ void push_row(int r, int x0, bool last) {
 #define KEEP_PREV(c) if ((c) < kNc) g_cur[min(c, kNc - 1)] = g_prev[min(c, kNc - 1)];
 #define SET_PREV(c) if ((c) < kNc) g_prev[min(c, kNc - 1)] = g_cur[min(c, kNc - 1)];
 #ifdef BITS10
-#define STORE_C(c) if ((c) < kOwn && c0 + (c) < csize.x) { uvec2 q = uvec2(g_cur[(c) + kLo]); \
-    words[cbase + uint(c0 + (c))] = (q.x << 6) | ((q.y << 6) << 16); }
+#define C_WORD(c) { uvec2 q = c0 + (c) < csize.x ? uvec2(g_cur[(c) + kLo]) : uvec2(0u); \
+    cword = (q.x << 6) | ((q.y << 6) << 16); }
 const int kPerWord = 2;
 #else
-#define STORE_C(c) if ((c) < kOwn && ((c) & 1) == 0 && c0 + (c) < csize.x) { \
-    uvec2 q0 = uvec2(g_cur[(c) + kLo]); \
+#define C_WORD(c) { \
+    uvec2 q0 = c0 + (c) < csize.x ? uvec2(g_cur[(c) + kLo]) : uvec2(0u); \
     uvec2 q1 = c0 + (c) + 1 < csize.x ? uvec2(g_cur[min((c) + kLo + 1, kNc - 1)]) : uvec2(0u); \
-    words[cbase + uint((c0 + (c)) / 2)] = q0.x | (q0.y << 8) | (q1.x << 16) | (q1.y << 24); }
+    cword = q0.x | (q0.y << 8) | (q1.x << 16) | (q1.y << 24); }
 const int kPerWord = 4;
+#endif
+const int kSitesPerWord = kPerWord / 2;
+#ifdef QUADS
+// Words of 4 * kSitesPerWord sites gather in cquad; the last one stores the quad.
+#define STORE_C(c) if ((c) < kOwn && (c) % kSitesPerWord == 0) { uint cword; C_WORD(c) \
+    cquad[((c) / kSitesPerWord) & 3] = cword; \
+    if (((c) / kSitesPerWord) % 4 == 3 && c0 + (c) + kSitesPerWord - 4 * kSitesPerWord < csize.x) \
+      quads[(cbase + uint((c0 + (c) + kSitesPerWord) / kSitesPerWord) - 4u) / 4u] = cquad; }
+#else
+#define STORE_C(c) if ((c) < kOwn && (c) % kSitesPerWord == 0 && c0 + (c) < csize.x) { uint cword; C_WORD(c) \
+    words[cbase + uint((c0 + (c)) / kSitesPerWord)] = cword; }
 #endif
 // Tile chroma with its border: array index c is border site c (site -1 of the tile first).
 #define STORE_TC(c) if ((c) < kNc && ((c) & 1) == 0 && (c) < cn_w) { \
     uvec2 q0 = uvec2(g_cur[min(c, kNc - 1)]); \
     uvec2 q1 = (c) + 1 < cn_w ? uvec2(g_cur[min((c) + 1, kNc - 1)]) : uvec2(0u); \
     words[cbase + uint((c) / 2)] = q0.x | (q0.y << 8) | (q1.x << 16) | (q1.y << 24); }
+// The chroma term of Y is linear in the rebuilt chroma: computed once per site and luma
+// row (g_e) and interpolated across as a scalar, rather than per pixel on Cb/Cr.
+float g_e[kNc];
+#define E_SITE(c) if ((c) < kNc) g_e[min(c, kNc - 1)] = \
+    dot(gc, mix(g_prev[min(c, kNc - 1)], g_cur[min(c, kNc - 1)], fy) - u_offset.yz);
 // Pixel t of the strip: chroma sites ci and ci + 1 (strip array indices), weight fx.
 #define Y_PIXEL(t) if ((t) < kStripW) { \
     const int ci = (OX2 == 1 ? ((t) + 1) / 2 - 1 : (t) / 2) + kLo; \
     const float fx = OX2 == 1 ? (((t) & 1) == 1 ? 0.25 : 0.75) : 0.5 * float((t) & 1); \
-    vec2 uv = mix(mix(g_prev[min(ci, kNc - 1)], g_prev[min(ci + 1, kNc - 1)], fx), \
-                  mix(g_cur[min(ci, kNc - 1)], g_cur[min(ci + 1, kNc - 1)], fx), fy); \
-    float v = dot(ky, src_rgb(ivec2(x0 + (t), y))) - dot(gc, uv - u_offset.yz) + u_offset.x; \
+    float e = fx == 0.0 ? g_e[min(ci, kNc - 1)] : mix(g_e[min(ci, kNc - 1)], g_e[min(ci + 1, kNc - 1)], fx); \
+    float v = dot(ky, src_rgb(ivec2(x0 + (t), y))) - e + u_offset.x; \
     uint q = x0 + (t) < u_size.x ? uint(clamp(floor(v + 0.5), u_code_min.x, u_code_max.x)) : 0u; \
     word |= kPerWord == 4 ? q << (8 * ((t) & 3)) : (q << 6) << (16 * ((t) & 1)); \
-    if (((t) + 1) % kPerWord == 0) { \
-      if (x0 + (t) + 1 - kPerWord < u_size.x) words[ybase + uint((xw + (t) + 1 - kPerWord) / kPerWord)] = word; \
-      word = 0u; } }
+    if (((t) + 1) % kPerWord == 0) { STORE_Y(t) word = 0u; } }
+#ifdef QUADS
+#define STORE_Y(t) yquad[(((t) + 1) / kPerWord - 1) & 3] = word; \
+    if (((t) + 1) % (4 * kPerWord) == 0 && x0 + (t) + 1 - 4 * kPerWord < u_size.x) \
+      quads[(ybase + uint((xw + (t) + 1) / kPerWord) - 4u) / 4u] = yquad;
+#else
+#define STORE_Y(t) if (x0 + (t) + 1 - kPerWord < u_size.x) \
+      words[ybase + uint((xw + (t) + 1 - kPerWord) / kPerWord)] = word;
+#endif
 
 void main() {
   ivec2 csize = (u_size + 1) / 2;
@@ -260,6 +302,7 @@ void main() {
 #else
     if (j >= j0 && j < csize.y) {
       uint cbase = u_plane_words[1] + uint(j) * u_stride_words[1];
+      uvec4 cquad = uvec4(0u);
       U16(STORE_C, 0)
     }
 #endif
@@ -274,7 +317,9 @@ void main() {
       uint ybase = u_plane_words[0] + uint(y) * u_stride_words[0];
 #endif
       uint word = 0u;
+      uvec4 yquad = uvec4(0u);
       vec3 ky = y_base_coeffs();
+      U64(E_SITE)
       U64(Y_PIXEL)
     }
     U64(SET_PREV)

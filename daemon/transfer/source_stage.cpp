@@ -19,6 +19,14 @@ GLuint lazy(GLuint* tex, GLenum fmt, int32_t w, int32_t h) {
   if (!*tex) *tex = make_texture(fmt, w, h);
   return *tex;
 }
+
+// The walker's 16-byte stores (QUADS) need 16-byte aligned Y and CbCr planes and rows
+// (widths that are multiples of 8, e.g. 1920 and 3840).
+bool quads_fit(const PayloadLayout& l) {
+  for (int p = 0; p < 2; ++p)
+    if (l.plane_offset[p] % 16 != 0 || l.plane_stride[p] % 16 != 0) return false;
+  return true;
+}
 }  // namespace
 
 SourceStage::SourceStage(EglContext& ctx) : ctx_(ctx) {}
@@ -275,7 +283,10 @@ bool SourceStage::pack_fragment(const SourceFrame& f, const PackOptions& o, Slot
   return true;
 }
 
-GLuint SourceStage::walker_program(const ColorSpec& color, bool ten, int32_t tile, std::string* error) {
+GLuint SourceStage::walker_program(const ColorSpec& color, const WalkerVariant& v,
+                                   std::string* error) {
+  const bool ten = v.ten_bit;
+  const int32_t tile = v.tile;
   const ChromaTaps tx = chroma_taps(color.filter, color.siting, 0);
   const ChromaTaps ty = chroma_taps(color.filter, color.siting, 1);
   // The strip walker unrolls its filters: taps and siting are compile-time constants.
@@ -286,6 +297,14 @@ GLuint SourceStage::walker_program(const ColorSpec& color, bool ten, int32_t til
   std::string defines = "#define SEMIPLANAR 1\n";
   if (ten) defines += "#define BITS10 1\n";
   if (color.luma_adjust) defines += "#define LUMA_ADJUST 1\n";
+  if (v.quads) defines += "#define QUADS 1\n";
+  // Symmetric as the shader sees them (float uniforms): the wide filter's solve differs
+  // from symmetry only in the last bits of a double.
+  bool symmetric = true;
+  for (int k = 0; k < tx.count; ++k)
+    symmetric = symmetric && float(tx.w[size_t(k)]) == float(tx.w[size_t(tx.count - 1 - k)]);
+  if (symmetric) defines += "#define HSYM 1\n";
+  if (v.unorm_source) defines += "#define SRC_UNORM 1\n";
   if (tile > 0) defines += "#define TILES 1\n#define TILE " + std::to_string(tile) + "\n";
   defines += "#define HF " + std::to_string(tx.first) + "\n#define HC " + std::to_string(tx.count) +
              "\n#define VF " + std::to_string(ty.first) + "\n#define VC " + std::to_string(ty.count) +
@@ -313,7 +332,9 @@ bool SourceStage::pack_compute(const SourceFrame& f, const PackOptions& o, Slot&
     glUseProgram(prog);
     set_color_uniforms(prog, yuv_coeffs(o.color.matrix, o.color.range, 8));
   } else {
-    prog = walker_program(o.color, ten, 0, error);
+    const SourceDepth depth = source_depth(f.fourcc);
+    WalkerVariant v{ten, 0, quads_fit(l), depth == SourceDepth::bits8 || depth == SourceDepth::bits10};
+    prog = walker_program(o.color, v, error);
     if (!prog) return false;
   }
   glUniform2i(glGetUniformLocation(prog, "u_size"), f.width, f.height);

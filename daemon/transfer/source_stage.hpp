@@ -82,8 +82,15 @@ class SourceStage {
   bool pack_fragment(const SourceFrame& f, const PackOptions& o, Slot& slot, std::string* error);
   bool pack_compute(const SourceFrame& f, const PackOptions& o, Slot& slot, std::string* error);
   // The 4:2:0 compute packer (transfer_pack.comp SEMIPLANAR) for this colour spec, bound,
-  // with its colour and tap uniforms set. tile > 0: the per-tile variant (tiles-nv12).
-  GLuint walker_program(const ColorSpec& color, bool ten_bit, int32_t tile, std::string* error);
+  // with its colour and tap uniforms set. variant.tile > 0: the per-tile variant (tiles-nv12).
+  struct WalkerVariant {
+    bool ten_bit = false;
+    int32_t tile = 0;
+    bool quads = false;         // 16-byte stores: planes and rows 16-byte aligned
+    bool unorm_source = false;  // the source samples in [0, 1]: no clamp after the fetch
+  };
+  GLuint walker_program(const ColorSpec& color, const WalkerVariant& variant,
+                        std::string* error);
   bool pack_tiles(const SourceFrame& f, const PackOptions& o, Slot& slot, std::string* error);
   bool pack_tiles_fallback(const SourceFrame& f, const PackOptions& o, Slot& slot,
                            std::string* error);

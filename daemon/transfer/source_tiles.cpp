@@ -77,7 +77,8 @@ bool SourceStage::pack_tiles(const SourceFrame& f, const PackOptions& o, Slot& s
   glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT | GL_COMMAND_BARRIER_BIT);
   if (nv12) {
     // Only the changed tiles are packed: the 4:2:0 strip walker, one invocation per tile.
-    GLuint walk = walker_program(o.color, false, grid.tile, error);
+    // The tiles always read RGBA8 (converted above when needed): no clamp.
+    GLuint walk = walker_program(o.color, WalkerVariant{false, grid.tile, false, true}, error);
     if (!walk) return false;
     common(walk);
     glUniform1i(glGetUniformLocation(walk, "u_tiles_x"), grid.tiles_x());

@@ -2,6 +2,8 @@
 
 #include <drm_fourcc.h>
 
+#include <time.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -44,6 +46,14 @@ constexpr ModeRow kModes[] = {{"rgb", TransferMode::rgb, false},
                               {"tiles", TransferMode::tiles, false},
                               {"tiles-nv12", TransferMode::tiles_nv12, false}};
 
+// CPU time of the whole process (all llvmpipe threads), in ns. On a shared machine the
+// wall time of a draw depends on what else runs; the CPU time it burns much less.
+int64_t cpu_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -56,6 +66,7 @@ struct Result {
   std::string content, mode;
   double bytes = 0, ratio_rgb = 0, dirty = 0;
   double pack_ms = 0, src_ms = 0, dst_ms = 0, total_ms = 0, copy_ms = 0;
+  double cpu_ratio = 0;  // median over frames of pack CPU time / copy draw CPU time
   Psnr psnr;
   bool compute = false;
 };
@@ -80,7 +91,8 @@ struct Bench {
 
   // A plain RGBA copy draw of the frame on the source GPU: the yardstick for pack cost.
   // One full-frame textured draw into an RGBA8 FBO, then glFinish, timed like pack_ms.
-  double copy_draw_ms(GLuint tex, int w, int h) {
+  // *cpu_ms: the process CPU time it took (all threads).
+  double copy_draw_ms(GLuint tex, int w, int h, double* cpu_ms) {
     src->make_current();
     std::string err;
     if (!copy_prog) {
@@ -95,7 +107,7 @@ struct Bench {
       copy_h = h;
     }
     glFinish();
-    int64_t t0 = now_ns();
+    int64_t t0 = now_ns(), c0 = cpu_ns();
     glUseProgram(copy_prog);
     glActiveTexture(GL_TEXTURE0);
     glBindTexture(GL_TEXTURE_2D, tex);
@@ -108,6 +120,7 @@ struct Bench {
     glDrawArrays(GL_TRIANGLES, 0, 3);
     glFinish();
     int64_t t1 = now_ns();
+    *cpu_ms = (cpu_ns() - c0) / 1e6;
     glBindFramebuffer(GL_FRAMEBUFFER, 0);
     return (t1 - t0) / 1e6;
   }
@@ -125,8 +138,8 @@ double dirty_fraction(const Image& a, const Image& b) {
 }
 
 void print_header() {
-  std::printf("%-10s %-13s %-11s %4s %11s %6s %7s %7s %7s %7s %8s %8s %8s %6s %6s %6s %6s %6s %6s %6s | %8s %8s %8s %8s\n",
-              "size", "content", "mode", "path", "bytes/frame", "xRGB", "dirty", "cp_ms", "pack_ms", "pk/cp",
+  std::printf("%-10s %-13s %-11s %4s %11s %6s %7s %7s %7s %7s %9s %8s %8s %8s %6s %6s %6s %6s %6s %6s %6s | %8s %8s %8s %8s\n",
+              "size", "content", "mode", "path", "bytes/frame", "xRGB", "dirty", "cp_ms", "pack_ms", "pk/cp", "cpu_pk/cp",
               "src_ms", "dst_ms", "total_ms", "src/cp", "tot/cp", "PSNR_Y", "PSNR_U", "PSNR_V", "PSNR", "",
               "fps_x4*", "fps_x8*", "fps_x16*", "fps_tb3*");
 }
@@ -134,9 +147,9 @@ void print_header() {
 void print_row(const Result& r) {
   char size[32];
   std::snprintf(size, sizeof size, "%dx%d", r.w, r.h);
-  std::printf("%-10s %-13s %-11s %4s %11.0f %6.3f %6.2f%% %7.2f %7.2f %7.2f %8.2f %8.2f %8.2f %6.2f %6.2f %6.2f %6.2f %6.2f %6.2f %6s |",
+  std::printf("%-10s %-13s %-11s %4s %11.0f %6.3f %6.2f%% %7.2f %7.2f %7.2f %9.2f %8.2f %8.2f %8.2f %6.2f %6.2f %6.2f %6.2f %6.2f %6.2f %6s |",
               size, r.content.c_str(), r.mode.c_str(), r.compute ? "comp" : "frag", r.bytes, r.ratio_rgb,
-              r.dirty * 100, r.copy_ms, r.pack_ms, r.pack_ms / r.copy_ms, r.src_ms, r.dst_ms, r.total_ms, r.src_ms / r.copy_ms, r.total_ms / r.copy_ms,
+              r.dirty * 100, r.copy_ms, r.pack_ms, r.pack_ms / r.copy_ms, r.cpu_ratio, r.src_ms, r.dst_ms, r.total_ms, r.src_ms / r.copy_ms, r.total_ms / r.copy_ms,
               r.psnr.y, r.psnr.u, r.psnr.v, r.psnr.rgb, "");
   for (const Link& l : kLinks) std::printf(" %8.0f", r.bytes > 0 ? l.bytes_per_s / r.bytes : 0.0);
   std::printf("\n");
@@ -151,12 +164,12 @@ void print_json(const std::vector<Result>& rs, const std::string& renderer) {
     const Result& r = rs[i];
     std::printf("    {\"width\": %d, \"height\": %d, \"content\": \"%s\", \"mode\": \"%s\", \"path\": \"%s\", "
                 "\"bytes_per_frame\": %.0f, \"ratio_to_rgb\": %.4f, \"dirty_fraction\": %.4f, "
-                "\"pack_ms\": %.3f, \"pack_to_copy\": %.3f, "
+                "\"pack_ms\": %.3f, \"pack_to_copy\": %.3f, \"pack_to_copy_cpu\": %.3f, "
                 "\"src_ms\": %.3f, \"dst_ms\": %.3f, \"total_ms\": %.3f, \"copy_draw_ms\": %.3f, "
                 "\"src_to_copy\": %.3f, \"dst_to_copy\": %.3f, \"total_to_copy\": %.3f, "
                 "\"psnr_y\": %.2f, \"psnr_u\": %.2f, \"psnr_v\": %.2f, \"psnr_rgb\": %.2f, \"computed_fps\": {",
                 r.w, r.h, r.content.c_str(), r.mode.c_str(), r.compute ? "compute" : "fragment", r.bytes,
-                r.ratio_rgb, r.dirty, r.pack_ms, r.pack_ms / r.copy_ms, r.src_ms, r.dst_ms, r.total_ms, r.copy_ms, r.src_ms / r.copy_ms,
+                r.ratio_rgb, r.dirty, r.pack_ms, r.pack_ms / r.copy_ms, r.cpu_ratio, r.src_ms, r.dst_ms, r.total_ms, r.copy_ms, r.src_ms / r.copy_ms,
                 r.dst_ms / r.copy_ms, r.total_ms / r.copy_ms, r.psnr.y, r.psnr.u, r.psnr.v, r.psnr.rgb);
     for (size_t k = 0; k < std::size(kLinks); ++k)
       std::printf("%s\"%s\": %.1f", k ? ", " : "", kLinks[k].name, r.bytes > 0 ? kLinks[k].bytes_per_s / r.bytes : 0.0);
@@ -212,7 +225,8 @@ int run_transfer_bench(const TransferBenchOptions& o) {
         for (int i = 0; i <= o.frames; ++i) frames.push_back(make_content(content, w, h, i));
       std::vector<GLuint> texs;
       for (const Image& img : frames) texs.push_back(b.upload(img));
-      b.copy_draw_ms(texs[0], w, h);  // warm-up: shader compile, target allocation
+      double warm_cpu = 0;  // warm-up: shader compile, target allocation
+      b.copy_draw_ms(texs[0], w, h, &warm_cpu);
       std::vector<double> dirty;
       for (size_t i = 1; i < frames.size(); ++i) dirty.push_back(dirty_fraction(frames[i - 1], frames[i]));
       const double rgb_bytes = double(w) * h * 4;
@@ -238,18 +252,20 @@ int run_transfer_bench(const TransferBenchOptions& o) {
           }
         }
         b.source->reset_history();
-        std::vector<double> copy_ms, pack_ms, src_ms, dst_ms, bytes;
+        std::vector<double> copy_ms, pack_ms, src_ms, dst_ms, bytes, cpu_ratio;
         Psnr psnr_sum;
         std::vector<uint8_t> out;
         bool ok = true;
         for (size_t i = 0; i < texs.size() && ok; ++i) {
           // The yardstick, side by side with the pack of the same frame.
-          const double cp = b.copy_draw_ms(texs[i], w, h);
+          double cp_cpu = 0;
+          const double cp = b.copy_draw_ms(texs[i], w, h, &cp_cpu);
           SourceFrame f{texs[i], DRM_FORMAT_ABGR8888, w, h, nullptr};
-          int64_t t0 = now_ns();
+          int64_t t0 = now_ns(), c0 = cpu_ns();
           ok = b.source->submit(f, po, &err);
           glFinish();  // pack_ms: the GPU work of the pack, timed like the copy draw
           int64_t tp = now_ns();
+          const double pack_cpu = (cpu_ns() - c0) / 1e6;
           Packet* p = ok ? b.ring.begin_write() : nullptr;
           ok = ok && p && b.source->collect(p, true, &err);
           int64_t t1 = now_ns();
@@ -264,6 +280,7 @@ int run_transfer_bench(const TransferBenchOptions& o) {
           if (i == 0) continue;  // warm-up (shader compiles, first full tiles frame)
           copy_ms.push_back(cp);
           pack_ms.push_back((tp - t0) / 1e6);
+          cpu_ratio.push_back(pack_cpu / cp_cpu);
           src_ms.push_back((t1 - t0) / 1e6);
           dst_ms.push_back((t2 - t1) / 1e6);
           bytes.push_back(used);
@@ -294,6 +311,7 @@ int run_transfer_bench(const TransferBenchOptions& o) {
         for (size_t i = 0; i < tot.size(); ++i) tot[i] = src_ms[i] + dst_ms[i];
         r.total_ms = median(tot);
         r.copy_ms = median(copy_ms);
+        r.cpu_ratio = median(cpu_ratio);
         const double n = double(src_ms.size());
         r.psnr = {psnr_sum.rgb / n, psnr_sum.y / n, psnr_sum.u / n, psnr_sum.v / n};
         if (o.json)
