@@ -134,6 +134,14 @@ void Output::schedule_frame() {
   arm_repaint();
 }
 
+void Output::request_capture() {
+  capture_wanted_ = true;
+  if (front_complete_)
+    schedule_frame();
+  else
+    damage_whole();  // surfaces on planes must be drawn into the frame this time
+}
+
 void Output::arm_repaint() {
   if (repaint_armed_ || frame_in_flight_ || !backend_) return;
   repaint_armed_ = true;
@@ -168,7 +176,8 @@ void Output::repaint() {
   }
   frame_wanted_ = false;
 
-  if (content && try_direct_scanout()) {
+  if (content && !capture_wanted_ && try_direct_scanout()) {
+    in_flight_complete_ = false;
     damage_.clear();
     history_.clear();  // composed targets no longer hold the previous frame
     frame_in_flight_ = true;
@@ -177,7 +186,7 @@ void Output::repaint() {
   }
   if (content) {
     RenderTarget* target = backend_->acquire_target();
-    Surface* overlay = target ? choose_overlay() : nullptr;
+    Surface* overlay = target ? choose_overlay(capture_wanted_) : nullptr;
     if (!target) {
       // No free buffer: a vblank will come and re-arm us.
       backend_->submit(false);
@@ -218,6 +227,8 @@ void Output::repaint() {
     history_.push_back(damage_);
     if (history_.size() > kDamageHistory) history_.erase(history_.begin());
     damage_.clear();
+    in_flight_complete_ = overlay == nullptr;
+    capture_wanted_ = false;
     backend_->submit(true);
     wl_signal_emit_mutable(&on_frame, this);
   } else {
@@ -227,13 +238,13 @@ void Output::repaint() {
   in_flight_has_content_ = content;
 }
 
-Surface* Output::choose_overlay() {
+Surface* Output::choose_overlay(bool compose_all) {
   // The topmost surface, if it is an unscaled client buffer inside the output, may go on an
   // overlay plane; the rest is composed beneath it.
   Surface* chosen = nullptr;
   Rect box;
   std::vector<SceneItem> items = server_.scene().collect();
-  if (!items.empty() && scale_ == 1 && transform_ == Transform::normal) {
+  if (!compose_all && !items.empty() && scale_ == 1 && transform_ == Transform::normal) {
     const SceneItem& top = items.back();
     Buffer* b = top.surface->buffer();
     double sx, sy, sw, sh;
@@ -284,6 +295,7 @@ bool Output::try_direct_scanout() {
 void Output::presented(int64_t timestamp_ns, uint64_t seq, bool new_content) {
   frame_in_flight_ = false;
   in_flight_buffers_.clear();
+  if (new_content) front_complete_ = in_flight_complete_;
   last_present_ns_ = timestamp_ns;
   last_seq_ = seq;
   if (new_content)

@@ -113,6 +113,10 @@ class Output {
   void damage_whole();
   // Schedules a frame (no-op flip if nothing is damaged) so callbacks get paced.
   void schedule_frame();
+  // Screen capture (screencopy) reads the composed frame: whether the frame on screen was
+  // composed whole (no surface on its own plane), and a request that the next frame is.
+  bool front_is_complete() const { return front_complete_; }
+  void request_capture();
 
   // Called by the backend when a vblank happened; 'new_content' tells whether the frame
   // submitted last is now on screen. timestamp: CLOCK_MONOTONIC ns; seq: vblank counter.
@@ -137,7 +141,7 @@ class Output {
   void repaint();
   void arm_repaint();
   bool try_direct_scanout();
-  Surface* choose_overlay();
+  Surface* choose_overlay(bool compose_all);
   // Frame callbacks of surfaces on no output are paced by the first output.
   bool owns_callbacks_of(const Surface& s) const;
 
@@ -164,6 +168,9 @@ class Output {
   ResourceList in_flight_feedbacks_;
   bool in_flight_has_content_ = false;
   std::vector<BufferRef> in_flight_buffers_;  // client buffers the frame in flight samples
+  bool capture_wanted_ = false;     // next frame: compose everything (no planes)
+  bool in_flight_complete_ = false;  // the frame in flight was composed whole
+  bool front_complete_ = false;      // the frame on screen was composed whole
   Surface* overlay_surface_ = nullptr;  // on an overlay plane in the last composed frame
   Rect overlay_box_;                    // its framebuffer rectangle
 };

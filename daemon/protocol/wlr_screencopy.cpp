@@ -69,13 +69,17 @@ class Frame {
       zwlr_screencopy_frame_v1_send_failed(resource_);
       return;
     }
-    // Copy after the next presentation; without damage requirement, at once if a frame exists.
-    if (!with_damage && output_->backend()->front_target()) {
+    // Copy after the next presentation; without damage requirement, at once if the frame
+    // on screen was composed whole (not with surfaces on their own planes).
+    if (!with_damage && output_->front_is_complete() && output_->backend()->front_target()) {
       do_copy();
       return;
     }
     damaged_ = false;
-    output_->schedule_frame();
+    if (with_damage)
+      output_->schedule_frame();
+    else
+      output_->request_capture();
   }
 
   void output_gone() {
@@ -95,8 +99,8 @@ class Frame {
       output_->schedule_frame();
       return;
     }
-    if (!output_->backend()->front_target()) {
-      output_->schedule_frame();
+    if (!output_->front_is_complete() || !output_->backend()->front_target()) {
+      output_->request_capture();
       return;
     }
     do_copy();
