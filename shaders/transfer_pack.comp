@@ -127,6 +127,25 @@ vec2 g_h[kNc];               // that row filtered horizontally
 vec2 g_prev[kNc], g_cur[kNc];  // rounded chroma rows j - 1 and j
 
 #define FETCH(i) if ((i) < kXn) g_uv[i] = (u_to_yuv * src_rgb(ivec2(x0 + kX0 + (i), rr))).yz + u_offset.yz;
+#if HF == 0 && HC == 2 && VF == 0 && VC == 2
+// The 2x2 box: chroma row j is luma rows 2j and 2j + 1, pushed as a pair (A, then B), and
+// the Y rows written after it lie in this pair or the previous one. So the push keeps the
+// Y base of each pixel it fetches (g_ya, g_yb; the previous pair in g_pa, g_pb) and Y
+// needs no second fetch: one fetch per source pixel plus the right-hand site's 2 columns.
+#define BOX_Y 1
+float g_ya[kStripW], g_yb[kStripW], g_pa[kStripW], g_pb[kStripW];
+#define FETCH_Y(i, ARR) if ((i) < kXn) { vec3 rgb = src_rgb(ivec2(x0 + kX0 + (i), rr)); \
+    g_uv[i] = (u_to_yuv * rgb).yz + u_offset.yz; \
+    if ((i) + kX0 >= 0 && (i) + kX0 < kStripW) ARR[clamp((i) + kX0, 0, kStripW - 1)] = dot(ky, rgb); }
+#define FETCH_A(i) FETCH_Y(i, g_ya)
+#define FETCH_B(i) FETCH_Y(i, g_yb)
+// Y row 2j - 2 + OY2 + d (d = 0, 1) of chroma row j: pair rows 2j - 2, 2j - 1, 2j.
+#define YI(t) min(t, kStripW - 1)
+#define Y_BASE(t) (OY2 == 1 ? (d == 0 ? g_pb[YI(t)] : g_ya[YI(t)]) : (d == 0 ? g_pa[YI(t)] : g_pb[YI(t)]))
+#define KEEP_PAIR(t) if ((t) < kStripW) { g_pb[YI(t)] = g_yb[YI(t)]; if (OY2 == 0) g_pa[YI(t)] = g_ya[YI(t)]; }
+#else
+#define Y_BASE(t) dot(ky, src_rgb(ivec2(x0 + (t), y)))
+#endif
 #define HUV(c, k) g_uv[clamp(2 * ((c) - kLo) + HF + (k) - kX0, 0, 63)]
 #ifdef HSYM
 // Symmetric taps (host-checked): the two columns of a tap pair are added first, which
@@ -164,7 +183,16 @@ vec3 y_base_coeffs() {
 // pending vertical sums. 'last': this row completes the oldest pending chroma row.
 void push_row(int r, int x0, bool last) {
   int rr = clamp(r, 0, u_size.y - 1);
+#ifdef BOX_Y
+  vec3 ky = y_base_coeffs();
+  if (last) {
+    U64(FETCH_B)
+  } else {
+    U64(FETCH_A)
+  }
+#else
   U64(FETCH)
+#endif
   U64(HFILTER)
   if (last) {
     U64(ACC_ROW_LAST)
@@ -221,7 +249,7 @@ float g_e[kNc];
     const int ci = (OX2 == 1 ? ((t) + 1) / 2 - 1 : (t) / 2) + kLo; \
     const float fx = OX2 == 1 ? (((t) & 1) == 1 ? 0.25 : 0.75) : 0.5 * float((t) & 1); \
     float e = fx == 0.0 ? g_e[min(ci, kNc - 1)] : mix(g_e[min(ci, kNc - 1)], g_e[min(ci + 1, kNc - 1)], fx); \
-    float v = dot(ky, src_rgb(ivec2(x0 + (t), y))) - e + u_offset.x; \
+    float v = Y_BASE(t) - e + u_offset.x; \
     uint q = x0 + (t) < u_size.x ? uint(clamp(floor(v + 0.5), u_code_min.x, u_code_max.x)) : 0u; \
     word |= kPerWord == 4 ? q << (8 * ((t) & 3)) : (q << 6) << (16 * ((t) & 1)); \
     if (((t) + 1) % kPerWord == 0) { STORE_Y(t) word = 0u; } }
@@ -322,6 +350,9 @@ void main() {
       U64(E_SITE)
       U64(Y_PIXEL)
     }
+#ifdef BOX_Y
+    U64(KEEP_PAIR)
+#endif
     U64(SET_PREV)
   }
 }

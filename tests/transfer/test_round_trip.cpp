@@ -156,6 +156,19 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{TransferMode::yuv444, Matrix::bt709, Range::limited, L, W, false, 33, 17}),
     name_of);
 
+// The 2x2 box takes the walker's one-fetch path (Y bases kept from the chroma fetch): every
+// siting (top_left keeps two rows of the previous pair), odd sizes, P010, 16-byte stores.
+constexpr auto B = ChromaFilter::box;
+INSTANTIATE_TEST_SUITE_P(
+    BoxWalker, RoundTrip,
+    ::testing::Values(Case{TransferMode::nv12, Matrix::bt709, Range::limited, ChromaSiting::center, B, false, 192, 108},
+                      Case{TransferMode::nv12, Matrix::bt601, Range::full, ChromaSiting::top_left, B, false, 192, 108},
+                      Case{TransferMode::nv12, Matrix::bt709, Range::limited, L, B, false, 101, 67},
+                      Case{TransferMode::nv12, Matrix::bt709, Range::limited, ChromaSiting::top_left, B, false, 7, 5},
+                      Case{TransferMode::p010, Matrix::bt709, Range::limited, L, B, false, 45, 33},
+                      Case{TransferMode::nv12, Matrix::bt709, Range::limited, L, B, false, 208, 108}),
+    name_of);
+
 TEST(RoundTripRgb, RgbAndCpuCopyAreBitExact) {
   TwoGpus* g = gpus();
   ASSERT_TRUE(g);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <string>
 
 #include "gl_fixture.hpp"
 #include "transfer/content.hpp"
@@ -146,8 +147,9 @@ TEST(TilesNv12, UnchangedFrameIsHeaderOnlyAndDamageDrivesFlags) {
   EXPECT_EQ(differing(grid, flags, s2.out, s0.out, false), 0u);
 }
 
-// Other sitings, matrix, range and a 16-pixel tile: changed tiles still equal the
-// full-frame round trip (the tile packer's border sites and row clamps follow the siting).
+// Other sitings, matrix, range, the box filter (the walker's one-fetch path) and a 16-pixel
+// tile: changed tiles still equal the full-frame round trip (the tile packer's border sites
+// and row clamps follow the siting).
 TEST(TilesNv12, OtherSitingsAndTileSize) {
   TwoGpus* g = TwoGpus::shared();
   ASSERT_TRUE(g) << "no EGL";
@@ -156,22 +158,27 @@ TEST(TilesNv12, OtherSitingsAndTileSize) {
   Image b = a, other = make_content(Content::game, w, h, 2);
   for (int32_t y = 0; y < 20; ++y) std::memcpy(b.pixel(0, y), other.pixel(0, y), 24 * 4);      // top-left corner
   for (int32_t y = 40; y < h; ++y) std::memcpy(b.pixel(80, y), other.pixel(80, y), 21 * 4);    // bottom-right
-  for (ChromaSiting siting : {ChromaSiting::center, ChromaSiting::top_left}) {
-    ColorSpec color;
-    color.siting = siting;
-    color.matrix = Matrix::bt601;
-    color.range = Range::full;
-    for (int32_t tile : {16, 32}) {
-      g->source->reset_history();
-      const TileGrid grid{w, h, tile};
-      Sent ta, tb, ref;
-      ASSERT_TRUE(send(g, a, TransferMode::tiles_nv12, tile, nullptr, &ta, color)) << g->error;
-      ASSERT_TRUE(send(g, b, TransferMode::tiles_nv12, tile, nullptr, &tb, color)) << g->error;
-      ASSERT_TRUE(send(g, b, TransferMode::nv12, 0, nullptr, &ref, color)) << g->error;
-      auto flags = tile_flags_from_diff(grid, a.rgba.data(), b.rgba.data());
-      EXPECT_GT(compact_tiles(flags).indices.size(), 1u);
-      EXPECT_EQ(differing(grid, flags, tb.out, ref.out, true), 0u) << to_string(siting) << " tile " << tile;
-      EXPECT_EQ(differing(grid, flags, tb.out, ta.out, false), 0u) << to_string(siting) << " tile " << tile;
+  for (ChromaFilter filter : {ChromaFilter::wide, ChromaFilter::box}) {
+    for (ChromaSiting siting : {ChromaSiting::center, ChromaSiting::top_left}) {
+      ColorSpec color;
+      color.filter = filter;
+      color.siting = siting;
+      color.matrix = Matrix::bt601;
+      color.range = Range::full;
+      for (int32_t tile : {16, 32}) {
+        g->source->reset_history();
+        const TileGrid grid{w, h, tile};
+        Sent ta, tb, ref;
+        ASSERT_TRUE(send(g, a, TransferMode::tiles_nv12, tile, nullptr, &ta, color)) << g->error;
+        ASSERT_TRUE(send(g, b, TransferMode::tiles_nv12, tile, nullptr, &tb, color)) << g->error;
+        ASSERT_TRUE(send(g, b, TransferMode::nv12, 0, nullptr, &ref, color)) << g->error;
+        auto flags = tile_flags_from_diff(grid, a.rgba.data(), b.rgba.data());
+        EXPECT_GT(compact_tiles(flags).indices.size(), 1u);
+        const std::string what = std::string(to_string(filter)) + " " + std::string(to_string(siting)) +
+                                 " tile " + std::to_string(tile);
+        EXPECT_EQ(differing(grid, flags, tb.out, ref.out, true), 0u) << what;
+        EXPECT_EQ(differing(grid, flags, tb.out, ta.out, false), 0u) << what;
+      }
     }
   }
 }

@@ -155,8 +155,9 @@ void print_row(const Result& r) {
   std::printf("\n");
 }
 
-void print_json(const std::vector<Result>& rs, const std::string& renderer) {
-  std::printf("{\n  \"renderer\": \"%s\",\n  \"fps_note\": \"computed: link bytes/s divided by bytes/frame\",\n  \"links_bytes_per_s\": {", renderer.c_str());
+void print_json(const std::vector<Result>& rs, const std::string& renderer, ChromaFilter filter) {
+  std::printf("{\n  \"renderer\": \"%s\",\n  \"chroma_filter\": \"%s\",\n  \"fps_note\": \"computed: link bytes/s divided by bytes/frame\",\n  \"links_bytes_per_s\": {", renderer.c_str(),
+              std::string(to_string(filter)).c_str());
   for (size_t i = 0; i < std::size(kLinks); ++i)
     std::printf("%s\"%s\": %.0f", i ? ", " : "", kLinks[i].name, kLinks[i].bytes_per_s);
   std::printf("},\n  \"rows\": [\n");
@@ -199,6 +200,7 @@ int run_transfer_bench(const TransferBenchOptions& o) {
                 "draw into an RGBA8 FBO + glFinish) of the same frame, just before its pack;\n"
                 "pack = submit() + glFinish (payload in the read-back buffer); src = pack + map/copy into the "
                 "ring; dst = upload + unpack.\n", o.frames);
+    std::printf("4:2:0 chroma filter: %s.\n", std::string(to_string(o.filter)).c_str());
     std::printf("fps_* columns are COMPUTED from bytes/frame (PCIe 3.0 x4/x8/x16 after 128b/130b, "
                 "TB3 2.75 GB/s measured figure), not measured.\n\n");
     print_header();
@@ -235,6 +237,7 @@ int run_transfer_bench(const TransferBenchOptions& o) {
         PackOptions po;
         po.mode = m.mode;
         po.force_fragment = m.fragment;
+        po.color.filter = o.filter;
         if (m.mode == TransferMode::tiles || m.mode == TransferMode::tiles_nv12) {
           // Two throwaway frames compile the compare pass too (the warm-up frame below has
           // no history, so it never runs it); then start again without history.
@@ -324,7 +327,7 @@ int run_transfer_bench(const TransferBenchOptions& o) {
       glDeleteTextures(GLsizei(texs.size()), texs.data());
     }
   }
-  if (o.json) print_json(results, b.src->caps().renderer);
+  if (o.json) print_json(results, b.src->caps().renderer, o.filter);
   b.source.reset();
   b.dest.reset();
   return 0;

@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "transfer/color.hpp"
+
 namespace ferry::bench {
 
 struct TransferBenchOptions {
@@ -13,6 +15,8 @@ struct TransferBenchOptions {
   std::string cache_dir;   // where the skimage photos are extracted
   std::vector<std::string> modes;     // row names to run (empty = all)
   std::vector<std::string> contents;  // content sets to run (empty = all)
+  // Chroma downsampling filter of the 4:2:0 modes (nv12, p010, tiles-nv12).
+  transfer::ChromaFilter filter = transfer::ChromaFilter::wide;
 };
 
 int run_transfer_bench(const TransferBenchOptions& options);

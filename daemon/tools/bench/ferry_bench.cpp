@@ -1,8 +1,9 @@
 // ferry-bench: benchmarks of ferry's subsystems. Usage:
-//   ferry-bench transfer [--size WxH] [--frames N] [--json] [--cache DIR]
+//   ferry-bench transfer [--size WxH] [--frames N] [--json] [--cache DIR] [--filter F]
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "bench_transfer.hpp"
@@ -12,7 +13,7 @@ namespace {
 void usage(FILE* out) {
   std::fprintf(out,
                "usage: ferry-bench transfer [--size WxH] [--frames N] [--json] [--cache DIR]\n"
-               "                            [--modes M,...] [--content C,...]\n"
+               "                            [--modes M,...] [--content C,...] [--filter F]\n"
                "  --size WxH   one frame size (default: 1920x1080 and 3840x2160)\n"
                "  --frames N   measured frames per mode and content (default 3)\n"
                "  --json       machine-readable output\n"
@@ -20,7 +21,8 @@ void usage(FILE* out) {
                "               (default $XDG_CACHE_HOME/ferry-bench or ~/.cache/ferry-bench)\n"
                "  --modes      rows to run: rgb,nv12,nv12-frag,p010,yuv444,yuv444-frag,tiles,\n"
                "               tiles-nv12 (default all)\n"
-               "  --content    content sets: photo,ui_text,game,static_small (default all)\n");
+               "  --content    content sets: photo,ui_text,game,static_small (default all)\n"
+               "  --filter F   4:2:0 chroma downsampling: box, bilinear or wide (default wide)\n");
 }
 
 }  // namespace
@@ -68,6 +70,13 @@ int main(int argc, char** argv) {
         if (comma > start) list.push_back(v.substr(start, comma - start));
         start = comma + 1;
       }
+    } else if (a == "--filter") {
+      std::optional<ferry::transfer::ChromaFilter> f = ferry::transfer::parse_filter(value());
+      if (!f) {
+        std::fprintf(stderr, "ferry-bench: --filter wants box, bilinear or wide\n");
+        return 2;
+      }
+      o.filter = *f;
     } else if (a == "--json") {
       o.json = true;
     } else if (a == "--cache") {
