@@ -7,25 +7,13 @@
 #include <thread>
 
 #include "harness.hpp"
+#include "presentation_sample.hpp"
 #include "wl_client.hpp"
 
 namespace ferry::itest {
 namespace {
 
 using namespace std::chrono_literals;
-
-int64_t mono_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
-
-struct Sample {
-  int64_t commit_ns = 0, present_ns = 0;
-  uint32_t refresh_ns = 0, flags = 0;
-  uint64_t seq = 0;
-  bool presented = false, discarded = false;
-};
 
 struct PresentLoop {
   WlClient* c;
@@ -34,30 +22,6 @@ struct PresentLoop {
   std::vector<Sample> samples;
   bool need_frame = true;
 };
-
-void fb_sync_output(void*, struct wp_presentation_feedback*, wl_output*) {}
-void fb_presented(void* data, struct wp_presentation_feedback* fb, uint32_t hi, uint32_t lo,
-                  uint32_t nsec, uint32_t refresh, uint32_t seq_hi, uint32_t seq_lo,
-                  uint32_t flags) {
-  auto* s = static_cast<Sample*>(data);
-  s->present_ns = int64_t((uint64_t(hi) << 32) | lo) * 1'000'000'000 + nsec;
-  s->refresh_ns = refresh;
-  s->seq = (uint64_t(seq_hi) << 32) | seq_lo;
-  s->flags = flags;
-  s->presented = true;
-  wp_presentation_feedback_destroy(fb);
-}
-void fb_discarded(void* data, struct wp_presentation_feedback* fb) {
-  static_cast<Sample*>(data)->discarded = true;
-  wp_presentation_feedback_destroy(fb);
-}
-const wp_presentation_feedback_listener kFeedbackListener = {fb_sync_output, fb_presented,
-                                                             fb_discarded};
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
 
 void check_presentation(int hz) {
   Ferryd f;
@@ -86,7 +50,7 @@ void check_presentation(int hz) {
       wl_surface_damage_buffer(l.top.surface, 0, 0, 64, 64);
       wl_callback_add_listener(wl_surface_frame(l.top.surface), &done, &l);
       wp_presentation_feedback_add_listener(
-          wp_presentation_feedback(c->presentation, l.top.surface), &kFeedbackListener, s);
+          wp_presentation_feedback(c->presentation, l.top.surface), &kPresentationSampleListener, s);
       s->commit_ns = mono_ns();
       wl_surface_commit(l.top.surface);
       ++committed;

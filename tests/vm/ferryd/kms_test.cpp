@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "harness.hpp"
+#include "presentation_sample.hpp"
 #include "util/png.hpp"
 #include "wl_client.hpp"
 
@@ -25,41 +26,6 @@ using namespace std::chrono_literals;
 
 namespace ferry::itest {
 namespace {
-
-int64_t mono_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
-
-struct Sample {
-  int64_t commit_ns = 0, present_ns = 0;
-  uint32_t refresh_ns = 0, flags = 0;
-  uint64_t seq = 0;
-  bool presented = false, discarded = false;
-};
-
-const wp_presentation_feedback_listener kFeedback = {
-    [](void*, struct wp_presentation_feedback*, wl_output*) {},
-    [](void* data, struct wp_presentation_feedback* fb, uint32_t hi, uint32_t lo, uint32_t nsec,
-       uint32_t refresh, uint32_t seq_hi, uint32_t seq_lo, uint32_t flags) {
-      auto* s = static_cast<Sample*>(data);
-      s->present_ns = int64_t((uint64_t(hi) << 32) | lo) * 1'000'000'000 + nsec;
-      s->refresh_ns = refresh;
-      s->seq = (uint64_t(seq_hi) << 32) | seq_lo;
-      s->flags = flags;
-      s->presented = true;
-      wp_presentation_feedback_destroy(fb);
-    },
-    [](void* data, struct wp_presentation_feedback* fb) {
-      static_cast<Sample*>(data)->discarded = true;
-      wp_presentation_feedback_destroy(fb);
-    }};
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
 
 class KmsFerryd : public ::testing::Test {
  protected:
@@ -78,7 +44,7 @@ void show_window(WlClient& c, Toplevel& top, int32_t w, int32_t h, uint32_t pixe
   wl_surface_attach(top.surface, b->buffer, 0, 0);
   wl_surface_damage_buffer(top.surface, 0, 0, w, h);
   wp_presentation_feedback_add_listener(wp_presentation_feedback(c.presentation, top.surface),
-                                        &kFeedback, &s);
+                                        &kPresentationSampleListener, &s);
   wl_surface_commit(top.surface);
   auto deadline = std::chrono::steady_clock::now() + 10s;
   while (!s.presented && !s.discarded && std::chrono::steady_clock::now() < deadline)
@@ -134,7 +100,7 @@ void flip_run(double* med_out) {
       wl_surface_damage_buffer(top.surface, 0, 0, 64, 64);
       wl_callback_add_listener(wl_surface_frame(top.surface), &done, &need_frame);
       wp_presentation_feedback_add_listener(wp_presentation_feedback(c->presentation, top.surface),
-                                            &kFeedback, s);
+                                            &kPresentationSampleListener, s);
       s->commit_ns = mono_ns();
       wl_surface_commit(top.surface);
       ++committed;
