@@ -3,6 +3,10 @@
 #include <drm_fourcc.h>
 #include <wayland-server-protocol.h>
 
+#include <cstdarg>
+#include <cstdio>
+
+#include "core/shm_pool.hpp"
 #include "sync/syncobj.hpp"
 #include "util/log.hpp"
 
@@ -76,26 +80,70 @@ Buffer* Buffer::from_resource(wl_resource* resource) {
     Buffer* b = wl_container_of(l, b, destroy_listener_);
     return b;
   }
-  if (wl_shm_buffer_get(resource)) return new ShmBuffer(resource);
   return nullptr;
 }
 
-ShmBuffer::ShmBuffer(wl_resource* resource)
-    : Buffer(BufferKind::shm, resource, wl_shm_buffer_get_width(wl_shm_buffer_get(resource)),
-             wl_shm_buffer_get_height(wl_shm_buffer_get(resource)),
-             shm_to_drm_format(wl_shm_buffer_get_format(wl_shm_buffer_get(resource)))),
-      shm_format_(wl_shm_buffer_get_format(wl_shm_buffer_get(resource))),
-      stride_(wl_shm_buffer_get_stride(wl_shm_buffer_get(resource))) {}
-
-const uint8_t* ShmBuffer::begin_access() {
-  if (!resource()) return nullptr;
-  wl_shm_buffer* shm = wl_shm_buffer_get(resource());
-  wl_shm_buffer_begin_access(shm);
-  return static_cast<const uint8_t*>(wl_shm_buffer_get_data(shm));
+ShmBuffer::ShmBuffer(wl_resource* resource, wl_resource* shm_resource,
+                     std::shared_ptr<ShmMapping> mapping, int64_t offset, int32_t width,
+                     int32_t height, int32_t stride, uint32_t shm_format)
+    : Buffer(BufferKind::shm, resource, width, height, shm_to_drm_format(shm_format)),
+      mapping_(std::move(mapping)),
+      offset_(offset),
+      span_(shm_buffer_span(shm_format, width, height, stride)),
+      shm_format_(shm_format),
+      stride_(stride),
+      shm_resource_(shm_resource) {
+  if (shm_resource_)
+    shm_resource_destroyed_.connect_resource_destroy(shm_resource_, [this](void*) {
+      shm_resource_ = nullptr;
+      shm_resource_destroyed_.disconnect();
+    });
 }
 
-void ShmBuffer::end_access() {
-  if (resource()) wl_shm_buffer_end_access(wl_shm_buffer_get(resource()));
+ShmBuffer::~ShmBuffer() = default;
+
+void ShmBuffer::post_memory_error(const char* fmt, ...) {
+  char msg[256];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  log_warn("wl_buffer@%u: %s; disconnecting the client", wl_resource_get_id(resource()), msg);
+  // wl_shm.error.invalid_fd ("mmapping the file descriptor failed") is the closest code the
+  // protocol has; it belongs to wl_shm, so it goes on the wl_shm the pool came from.
+  wl_resource_post_error(shm_resource_ ? shm_resource_ : resource(), WL_SHM_ERROR_INVALID_FD,
+                         "wl_buffer@%u: %s", wl_resource_get_id(resource()), msg);
+}
+
+uint8_t* ShmBuffer::begin(bool write) {
+  if (!resource() || (write && !mapping_->writable())) return nullptr;
+  int64_t file_size = 0;
+  switch (mapping_->begin_access(offset_ + span_, &file_size)) {
+    case ShmMapping::Access::ok:
+      return mapping_->data() + offset_;
+    case ShmMapping::Access::file_too_small:
+      post_memory_error("the pool's file holds %lld bytes, the buffer needs %lld (truncated?)",
+                        static_cast<long long>(file_size),
+                        static_cast<long long>(offset_ + span_));
+      return nullptr;
+    case ShmMapping::Access::faulted:
+      post_memory_error("the pool's memory faulted before (its file shrank)");
+      return nullptr;
+    case ShmMapping::Access::busy:
+      log_warn("wl_buffer@%u: too many shm accesses at once", wl_resource_get_id(resource()));
+      return nullptr;
+  }
+  return nullptr;
+}
+
+const uint8_t* ShmBuffer::begin_access() { return begin(false); }
+
+uint8_t* ShmBuffer::begin_write_access() { return begin(true); }
+
+bool ShmBuffer::end_access() {
+  if (mapping_->end_access()) return true;
+  if (resource()) post_memory_error("SIGBUS while reading the pool: its file shrank");
+  return false;
 }
 
 }  // namespace ferry

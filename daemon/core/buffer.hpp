@@ -16,6 +16,7 @@
 
 namespace ferry {
 
+class ShmMapping;
 class SyncobjTimeline;
 
 enum class BufferKind { shm, dmabuf };
@@ -45,8 +46,8 @@ class Buffer {
   void add_release_point(std::shared_ptr<SyncobjTimeline> timeline, uint64_t point);
   size_t pending_release_points() const { return release_points_.size(); }
 
-  // The Buffer for a wl_buffer resource: an existing one, or a new wrapper for a wl_shm
-  // buffer. Null if the resource is not a buffer ferry knows.
+  // The Buffer of a wl_buffer resource (made by ferry's wl_shm or linux-dmabuf when the
+  // resource was created). Null if the resource is not a buffer ferry made.
   static Buffer* from_resource(wl_resource* resource);
 
  protected:
@@ -67,20 +68,41 @@ class Buffer {
   std::vector<std::pair<std::shared_ptr<SyncobjTimeline>, uint64_t>> release_points_;
 };
 
-// A wl_shm buffer (memory owned by libwayland's wl_shm implementation).
+// A wl_shm buffer (protocol/wl_shm.cpp): a window into its pool's ShmMapping
+// (core/shm_pool.hpp), which it keeps alive: the pool may be destroyed or resized first.
 class ShmBuffer final : public Buffer {
  public:
-  explicit ShmBuffer(wl_resource* resource);
+  // 'resource' is a new wl_buffer whose implementation the caller set. 'shm_resource' is the
+  // wl_shm the pool came from: a client whose memory cannot be read gets its error there
+  // (tracked; may be null, then the wl_buffer gets it). The caller checked the geometry
+  // against the mapping (check_shm_buffer).
+  ShmBuffer(wl_resource* resource, wl_resource* shm_resource, std::shared_ptr<ShmMapping> mapping,
+            int64_t offset, int32_t width, int32_t height, int32_t stride, uint32_t shm_format);
+  ~ShmBuffer() override;
+
   uint32_t shm_format() const { return shm_format_; }
   int32_t stride() const { return stride_; }
-  // Access to the pixels, guarded against SIGBUS from a client truncating its pool.
-  // Returns null if the resource is gone. end_access() must follow a successful begin.
+  // Access to the pixels, guarded against SIGBUS (see core/shm_pool.hpp). Null if the
+  // resource is gone, or if the client's file no longer holds the buffer (then the client
+  // gets wl_shm.error.invalid_fd). A non-null begin must be followed by end_access().
   const uint8_t* begin_access();
-  void end_access();
+  // The same for writing (screencopy); also null when the pool is mapped read-only.
+  uint8_t* begin_write_access();
+  // False if the memory faulted during the access (the client shrank its file): what was
+  // read is zeros, and the client got wl_shm.error.invalid_fd.
+  [[nodiscard]] bool end_access();
 
  private:
+  uint8_t* begin(bool write);
+  void post_memory_error(const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+
+  std::shared_ptr<ShmMapping> mapping_;
+  int64_t offset_;
+  int64_t span_;  // bytes from the first pixel to past the last one
   uint32_t shm_format_;
   int32_t stride_;
+  wl_resource* shm_resource_;
+  Listener shm_resource_destroyed_;
 };
 
 // wl_shm format <-> DRM fourcc (they match except for ARGB8888/XRGB8888). 0 = unknown.

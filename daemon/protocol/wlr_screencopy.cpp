@@ -111,10 +111,10 @@ class Frame {
     Buffer* b = Buffer::from_resource(buffer_);
     RenderTarget* t = output_->backend()->front_target();
     auto* shm = b ? static_cast<ShmBuffer*>(b) : nullptr;
-    uint8_t* dst = shm ? const_cast<uint8_t*>(shm->begin_access()) : nullptr;
+    uint8_t* dst = shm ? shm->begin_write_access() : nullptr;
     bool ok = dst && server_.renderer().read_pixels(*t, rect_, DRM_FORMAT_XRGB8888, dst,
                                                      shm->stride());
-    if (dst) shm->end_access();
+    if (dst && !shm->end_access()) ok = false;
     if (!ok) {
       zwlr_screencopy_frame_v1_send_failed(resource_);
       return;

@@ -110,7 +110,10 @@ bool Renderer::upload(std::unique_ptr<SurfaceTexture>& tex, ShmBuffer& buffer,
   }
   bool ok = upload_pixels(tex, data, buffer.width(), buffer.height(), buffer.stride(),
                           buffer.drm_format(), buffer_damage, error);
-  buffer.end_access();
+  if (!buffer.end_access() && ok) {
+    *error = "the client's shm file shrank during the upload";
+    ok = false;
+  }
   return ok;
 }
 

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <functional>
 #include <thread>
 
@@ -28,6 +29,14 @@ struct MisuseCase {
 };
 
 wl_surface* surface(WlClient& c) { return wl_compositor_create_surface(c.compositor); }
+// A 4096-byte memfd pool (the fd is closed: the pool keeps its own).
+wl_shm_pool* pool_4k(WlClient& c) {
+  int fd = memfd_create("pool", MFD_CLOEXEC);
+  if (ftruncate(fd, 4096) != 0) std::abort();
+  wl_shm_pool* p = wl_shm_create_pool(c.shm, fd, 4096);
+  close(fd);
+  return p;
+}
 
 std::vector<MisuseCase> cases() {
   return {
@@ -77,6 +86,18 @@ std::vector<MisuseCase> cases() {
          close(p[1]);
        },
        "wl_shm", WL_SHM_ERROR_INVALID_FD},
+      // wl_shm_pool errors use wl_shm's codes, so ferry posts them on the wl_shm.
+      {"wl_shm_pool.create_buffer with a stride below width * 4",
+       [](WlClient& c) {
+         wl_shm_pool_create_buffer(pool_4k(c), 0, 16, 16, 60, WL_SHM_FORMAT_XRGB8888);
+       },
+       "wl_shm", WL_SHM_ERROR_INVALID_STRIDE},
+      {"wl_shm_pool.create_buffer with an unadvertised format",
+       [](WlClient& c) { wl_shm_pool_create_buffer(pool_4k(c), 0, 16, 16, 64, 0x12345678u); },
+       "wl_shm", WL_SHM_ERROR_INVALID_FORMAT},
+      {"wl_shm_pool.resize smaller",
+       [](WlClient& c) { wl_shm_pool_resize(pool_4k(c), 2048); },
+       "wl_shm", WL_SHM_ERROR_INVALID_STRIDE},
       {"wl_surface.set_buffer_scale(0)",
        [](WlClient& c) { wl_surface_set_buffer_scale(surface(c), 0); }, "wl_surface",
        WL_SURFACE_ERROR_INVALID_SCALE},

@@ -1,0 +1,345 @@
+// Layer 3: ferry's own wl_shm (protocol/wl_shm.cpp) against raw clients. Every protocol
+// error is checked by interface and code; every buffer that must work is shown and read
+// back through wlr-screencopy with exact colours (XRGB8888 composed 1:1 is not filtered:
+// tolerance 0).
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstring>
+
+#include "harness.hpp"
+#include "wl_client.hpp"
+
+namespace ferry::itest {
+namespace {
+
+using namespace std::chrono_literals;
+
+// A client-side pool: a memfd of 'size' bytes, mapped for writing.
+struct Pool {
+  int fd = -1;
+  uint8_t* data = nullptr;
+  size_t size = 0;
+  wl_shm_pool* pool = nullptr;
+
+  ~Pool() {
+    if (data) munmap(data, size);
+    if (fd >= 0) close(fd);
+  }
+  // Grows the file (and the client's mapping) to 'n' bytes; the wl_shm_pool is not told.
+  bool grow_file(size_t n) {
+    if (ftruncate(fd, off_t(n)) != 0) return false;
+    void* m = mremap(data, size, n, MREMAP_MAYMOVE);
+    if (m == MAP_FAILED) return false;
+    data = static_cast<uint8_t*>(m);
+    size = n;
+    return true;
+  }
+  void fill(size_t offset, size_t bytes, uint32_t pixel) {
+    for (size_t i = 0; i < bytes / 4; ++i) std::memcpy(data + offset + i * 4, &pixel, 4);
+  }
+};
+
+std::unique_ptr<Pool> make_pool(WlClient& c, size_t file_size, int32_t pool_size) {
+  auto p = std::make_unique<Pool>();
+  p->fd = memfd_create("ferry-shm-test", MFD_CLOEXEC);
+  if (p->fd < 0 || ftruncate(p->fd, off_t(file_size)) != 0) return nullptr;
+  void* m = mmap(nullptr, file_size, PROT_READ | PROT_WRITE, MAP_SHARED, p->fd, 0);
+  if (m == MAP_FAILED) return nullptr;
+  p->data = static_cast<uint8_t*>(m);
+  p->size = file_size;
+  p->pool = wl_shm_create_pool(c.shm, p->fd, pool_size);
+  return p;
+}
+
+class ShmTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(f_.start({"--output", "320x240@60"})); }
+  void TearDown() override {
+    if (!HasFatalFailure()) {
+      EXPECT_EQ(f_.stop(), 0) << f_.log();
+    }
+  }
+
+  std::unique_ptr<WlClient> connect() {
+    std::string err;
+    auto c = WlClient::connect(f_.socket_path(), &err);
+    EXPECT_TRUE(c) << err;
+    return c;
+  }
+
+  // Roundtrips until the connection dies; checks the error ferryd sent.
+  static void expect_error(WlClient& c, const char* interface, uint32_t code) {
+    int rc = 0;
+    for (int i = 0; i < 5 && rc >= 0; ++i) rc = c.roundtrip();
+    ASSERT_LT(rc, 0) << "the client was not disconnected";
+    std::string iface;
+    uint32_t got = 0;
+    ASSERT_TRUE(c.protocol_error(&iface, &got))
+        << "no protocol error; wl_display_get_error = " << wl_display_get_error(c.display());
+    EXPECT_EQ(iface, interface);
+    EXPECT_EQ(got, code);
+  }
+
+  Ferryd f_;
+};
+
+// Attaches, damages the whole buffer, commits, and waits for the frame callback of that
+// commit (then the frame that shows it has been presented).
+bool show(WlClient& c, wl_surface* s, wl_buffer* b, int32_t w, int32_t h) {
+  bool done = false;
+  static const wl_callback_listener kDone = {
+      [](void* d, wl_callback*, uint32_t) { *static_cast<bool*>(d) = true; }};
+  wl_surface_attach(s, b, 0, 0);
+  wl_surface_damage_buffer(s, 0, 0, w, h);
+  wl_callback* cb = wl_surface_frame(s);
+  wl_callback_add_listener(cb, &kDone, &done);
+  wl_surface_commit(s);
+  for (int i = 0; i < 300 && !done; ++i)
+    if (!c.dispatch_for(10)) break;
+  wl_callback_destroy(cb);
+  return done;
+}
+
+// Pixels of exactly 'want' in a capture.
+int count(const Image& img, Rgb want) {
+  int n = 0;
+  for (int32_t y = 0; y < img.height; ++y)
+    for (int32_t x = 0; x < img.width; ++x)
+      if (rgb_near(pixel_of(img, x, y), want, 0)) ++n;
+  return n;
+}
+
+int shown_pixels(WlClient& c, Rgb want) {
+  Image img;
+  std::string err;
+  EXPECT_TRUE(c.capture(0, &img, &err)) << err;
+  return count(img, want);
+}
+
+constexpr uint32_t kRed = 0xffd01010u, kGreen = 0xff10c020u, kBlue = 0xff2030e0u;
+constexpr Rgb kRedRgb{0xd0, 0x10, 0x10}, kGreenRgb{0x10, 0xc0, 0x20}, kBlueRgb{0x20, 0x30, 0xe0};
+
+TEST_F(ShmTest, StrideBelowTheRowIsInvalidStride) {
+  {  // Positive control: RGB565 rows are 2 bytes a pixel, so stride 32 fits 16 pixels.
+    auto c = connect();
+    auto p = make_pool(*c, 4096, 4096);
+    wl_shm_pool_create_buffer(p->pool, 0, 16, 16, 32, WL_SHM_FORMAT_RGB565);
+    EXPECT_GE(c->roundtrip(), 0) << "RGB565 16x16 stride 32 was refused";
+  }
+  for (auto [format, stride] : {std::pair{WL_SHM_FORMAT_XRGB8888, 63},
+                                {WL_SHM_FORMAT_ARGB8888, -64},
+                                {WL_SHM_FORMAT_RGB565, 31}}) {
+    SCOPED_TRACE("format " + std::to_string(format) + " stride " + std::to_string(stride));
+    auto c = connect();
+    auto p = make_pool(*c, 4096, 4096);
+    wl_shm_pool_create_buffer(p->pool, 0, 16, 16, stride, format);
+    expect_error(*c, "wl_shm", WL_SHM_ERROR_INVALID_STRIDE);
+  }
+}
+
+TEST_F(ShmTest, BufferPastThePoolEndIsInvalidStride) {
+  {  // Exact fits are fine: 16x16 XRGB in 1024 bytes, and a last row without padding.
+    auto c = connect();
+    auto p = make_pool(*c, 1024, 1024);
+    wl_shm_pool_create_buffer(p->pool, 0, 16, 16, 64, WL_SHM_FORMAT_XRGB8888);
+    auto q = make_pool(*c, 192, 192);
+    wl_shm_pool_create_buffer(q->pool, 0, 16, 2, 128, WL_SHM_FORMAT_XRGB8888);
+    EXPECT_GE(c->roundtrip(), 0) << "a buffer that fits its pool exactly was refused";
+  }
+  struct Case {
+    const char* name;
+    int32_t offset, width, height, stride;
+  };
+  for (const Case& k : {Case{"one byte past the end", 1, 16, 16, 64},
+                        Case{"offset at the end", 1024, 1, 1, 4},
+                        Case{"negative offset", -4, 16, 16, 64},
+                        Case{"zero width", 0, 0, 16, 64},
+                        Case{"negative height", 0, 16, -1, 64},
+                        Case{"stride*height overflows 32 bits", 0, 1, INT32_MAX, INT32_MAX},
+                        Case{"offset+size overflows 32 bits", INT32_MAX, 16, 16, 64}}) {
+    SCOPED_TRACE(k.name);
+    auto c = connect();
+    auto p = make_pool(*c, 1024, 1024);
+    wl_shm_pool_create_buffer(p->pool, k.offset, k.width, k.height, k.stride,
+                              WL_SHM_FORMAT_XRGB8888);
+    expect_error(*c, "wl_shm", WL_SHM_ERROR_INVALID_STRIDE);
+  }
+}
+
+TEST_F(ShmTest, PoolOfZeroOrNegativeSizeIsInvalidStride) {
+  for (int32_t size : {0, -1, INT32_MIN}) {
+    SCOPED_TRACE("size " + std::to_string(size));
+    auto c = connect();
+    auto p = make_pool(*c, 4096, size);
+    expect_error(*c, "wl_shm", WL_SHM_ERROR_INVALID_STRIDE);
+  }
+  {  // An fd that cannot be mapped: invalid_fd.
+    auto c = connect();
+    int fds[2];
+    ASSERT_EQ(pipe2(fds, O_CLOEXEC), 0);
+    wl_shm_create_pool(c->shm, fds[0], 4096);
+    close(fds[0]);
+    close(fds[1]);
+    expect_error(*c, "wl_shm", WL_SHM_ERROR_INVALID_FD);
+  }
+}
+
+TEST_F(ShmTest, UnadvertisedFormatIsInvalidFormat) {
+  auto probe = connect();
+  const auto& adv = probe->shm_formats;
+  EXPECT_NE(std::find(adv.begin(), adv.end(), WL_SHM_FORMAT_ARGB8888), adv.end());
+  EXPECT_NE(std::find(adv.begin(), adv.end(), WL_SHM_FORMAT_XRGB8888), adv.end());
+  // Unknown; planar (never advertised); the DRM code of XRGB8888 (wl_shm says 1 instead).
+  for (uint32_t format : {0x12345678u, uint32_t(WL_SHM_FORMAT_NV12), 0x34325258u}) {
+    SCOPED_TRACE("format " + std::to_string(format));
+    ASSERT_EQ(std::find(adv.begin(), adv.end(), format), adv.end());
+    auto c = connect();
+    auto p = make_pool(*c, 4096, 4096);
+    wl_shm_pool_create_buffer(p->pool, 0, 16, 16, 64, format);
+    expect_error(*c, "wl_shm", WL_SHM_ERROR_INVALID_FORMAT);
+  }
+}
+
+TEST_F(ShmTest, ResizeSmallerIsInvalidStride) {
+  {  // Resizing to the same size is no shrink.
+    auto c = connect();
+    auto p = make_pool(*c, 4096, 4096);
+    wl_shm_pool_resize(p->pool, 4096);
+    EXPECT_GE(c->roundtrip(), 0);
+  }
+  auto c = connect();
+  auto p = make_pool(*c, 4096, 4096);
+  wl_shm_pool_resize(p->pool, 4095);
+  expect_error(*c, "wl_shm", WL_SHM_ERROR_INVALID_STRIDE);
+}
+
+TEST_F(ShmTest, TruncatedFileDisconnectsOnlyItsClient) {
+  auto bad = connect();
+  Toplevel t = bad->create_toplevel();
+  auto p = make_pool(*bad, 64 * 64 * 4, 64 * 64 * 4);
+  p->fill(0, p->size, kRed);
+  wl_buffer* b = wl_shm_pool_create_buffer(p->pool, 0, 64, 64, 256, WL_SHM_FORMAT_XRGB8888);
+  ASSERT_TRUE(show(*bad, t.surface, b, 64, 64));
+  EXPECT_EQ(shown_pixels(*bad, kRedRgb), 64 * 64) << "the buffer is not shown whole";
+
+  ASSERT_EQ(ftruncate(p->fd, 0), 0);
+  wl_surface_attach(t.surface, b, 0, 0);
+  wl_surface_damage_buffer(t.surface, 0, 0, 64, 64);
+  wl_surface_commit(t.surface);
+  expect_error(*bad, "wl_shm", WL_SHM_ERROR_INVALID_FD);
+  EXPECT_NE(f_.log().find("needs 16384"), std::string::npos) << f_.log();
+
+  ASSERT_TRUE(f_.running());
+  auto good = connect();
+  ASSERT_TRUE(good);
+  Toplevel g = good->create_toplevel();
+  auto q = make_pool(*good, 32 * 32 * 4, 32 * 32 * 4);
+  q->fill(0, q->size, kBlue);
+  wl_buffer* gb = wl_shm_pool_create_buffer(q->pool, 0, 32, 32, 128, WL_SHM_FORMAT_XRGB8888);
+  ASSERT_TRUE(show(*good, g.surface, gb, 32, 32)) << "no frame for a new client";
+  EXPECT_EQ(shown_pixels(*good, kBlueRgb), 32 * 32);
+  EXPECT_EQ(shown_pixels(*good, kRedRgb), 0) << "the disconnected client's window stayed";
+}
+
+TEST_F(ShmTest, ResizedPoolServesOldAndNewBuffers) {
+  constexpr size_t kHalf = 64 * 64 * 4;
+  auto c = connect();
+  Toplevel t = c->create_toplevel();
+  auto p = make_pool(*c, kHalf, int32_t(kHalf));
+  p->fill(0, kHalf, kRed);
+  wl_buffer* old_buf = wl_shm_pool_create_buffer(p->pool, 0, 64, 64, 256, WL_SHM_FORMAT_XRGB8888);
+  ASSERT_GE(c->roundtrip(), 0);
+
+  ASSERT_TRUE(p->grow_file(2 * kHalf));
+  wl_shm_pool_resize(p->pool, int32_t(2 * kHalf));
+  p->fill(kHalf, kHalf, kGreen);
+  wl_buffer* new_buf = wl_shm_pool_create_buffer(p->pool, int32_t(kHalf), 64, 64, 256,
+                                                 WL_SHM_FORMAT_XRGB8888);
+  ASSERT_TRUE(show(*c, t.surface, new_buf, 64, 64));
+  EXPECT_EQ(shown_pixels(*c, kGreenRgb), 64 * 64) << "the buffer in the grown area";
+  // The buffer made before the resize still reads its (old) mapping.
+  ASSERT_TRUE(show(*c, t.surface, old_buf, 64, 64));
+  EXPECT_EQ(shown_pixels(*c, kRedRgb), 64 * 64) << "the buffer from before the resize";
+  EXPECT_EQ(shown_pixels(*c, kGreenRgb), 0);
+  EXPECT_GE(c->roundtrip(), 0);
+}
+
+TEST_F(ShmTest, BufferOutlivesItsPool) {
+  auto c = connect();
+  Toplevel t = c->create_toplevel();
+  auto p = make_pool(*c, 48 * 48 * 4, 48 * 48 * 4);
+  wl_buffer* b = wl_shm_pool_create_buffer(p->pool, 0, 48, 48, 192, WL_SHM_FORMAT_XRGB8888);
+  wl_shm_pool_destroy(p->pool);
+  p->pool = nullptr;
+  ASSERT_GE(c->roundtrip(), 0);
+  // Written after the pool is gone: ferryd must still read this memory.
+  p->fill(0, p->size, kBlue);
+  ASSERT_TRUE(show(*c, t.surface, b, 48, 48));
+  EXPECT_EQ(shown_pixels(*c, kBlueRgb), 48 * 48);
+  p->fill(0, p->size, kGreen);
+  ASSERT_TRUE(show(*c, t.surface, b, 48, 48));
+  EXPECT_EQ(shown_pixels(*c, kGreenRgb), 48 * 48);
+}
+
+TEST_F(ShmTest, WriteSealedMemfdIsShownButNotCapturedInto) {
+  auto c = connect();
+  Toplevel t = c->create_toplevel();
+  constexpr size_t kSize = 40 * 40 * 4;
+  int fd = memfd_create("ferry-sealed", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(ftruncate(fd, kSize), 0);
+  std::vector<uint32_t> pixels(kSize / 4, kGreen);
+  ASSERT_EQ(pwrite(fd, pixels.data(), kSize, 0), ssize_t(kSize));
+  ASSERT_EQ(fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL), 0);
+  wl_shm_pool* pool = wl_shm_create_pool(c->shm, fd, int32_t(kSize));
+  close(fd);
+  wl_buffer* b = wl_shm_pool_create_buffer(pool, 0, 40, 40, 160, WL_SHM_FORMAT_XRGB8888);
+  wl_shm_pool_destroy(pool);
+  ASSERT_TRUE(show(*c, t.surface, b, 40, 40)) << "a write-sealed pool was refused";
+  EXPECT_EQ(shown_pixels(*c, kGreenRgb), 40 * 40);
+
+  // Screencopy into a sealed buffer of the right size: 'failed', never a crash.
+  struct State {
+    int32_t w = 0, h = 0;
+    bool done = false, failed = false, ready = false;
+  } st;
+  static const zwlr_screencopy_frame_v1_listener kListener = {
+      [](void* d, zwlr_screencopy_frame_v1*, uint32_t, uint32_t w, uint32_t h, uint32_t) {
+        static_cast<State*>(d)->w = int32_t(w);
+        static_cast<State*>(d)->h = int32_t(h);
+      },
+      [](void*, zwlr_screencopy_frame_v1*, uint32_t) {},
+      [](void* d, zwlr_screencopy_frame_v1*, uint32_t, uint32_t, uint32_t) {
+        static_cast<State*>(d)->ready = true;
+      },
+      [](void* d, zwlr_screencopy_frame_v1*) { static_cast<State*>(d)->failed = true; },
+      [](void*, zwlr_screencopy_frame_v1*, uint32_t, uint32_t, uint32_t, uint32_t) {},
+      [](void*, zwlr_screencopy_frame_v1*, uint32_t, uint32_t, uint32_t) {},
+      [](void* d, zwlr_screencopy_frame_v1*) { static_cast<State*>(d)->done = true; },
+  };
+  auto* frame = zwlr_screencopy_manager_v1_capture_output(c->screencopy, 0, c->outputs[0].output);
+  zwlr_screencopy_frame_v1_add_listener(frame, &kListener, &st);
+  for (int i = 0; i < 20 && !st.done; ++i) ASSERT_GE(c->roundtrip(), 0);
+  ASSERT_EQ(st.w, 320);
+  int sfd = memfd_create("ferry-sealed-capture", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  ASSERT_GE(sfd, 0);
+  ASSERT_EQ(ftruncate(sfd, 320 * 240 * 4), 0);
+  ASSERT_EQ(fcntl(sfd, F_ADD_SEALS, F_SEAL_WRITE), 0);
+  wl_shm_pool* spool = wl_shm_create_pool(c->shm, sfd, 320 * 240 * 4);
+  close(sfd);
+  wl_buffer* sb = wl_shm_pool_create_buffer(spool, 0, 320, 240, 1280, WL_SHM_FORMAT_XRGB8888);
+  zwlr_screencopy_frame_v1_copy(frame, sb);
+  for (int i = 0; i < 300 && !st.failed && !st.ready; ++i) ASSERT_TRUE(c->dispatch_for(10));
+  EXPECT_TRUE(st.failed);
+  EXPECT_FALSE(st.ready);
+  zwlr_screencopy_frame_v1_destroy(frame);
+  EXPECT_GE(c->roundtrip(), 0);
+  EXPECT_TRUE(f_.running());
+}
+
+}  // namespace
+}  // namespace ferry::itest
