@@ -141,6 +141,18 @@ bool wait_done(WlClient& c, const Clock::time_point& done, int timeout_ms) {
   return done != Clock::time_point{};
 }
 
+// While a commit of 'c' is held: dispatches c's events until 'other' has received 'frames'
+// more frame callbacks (or 'bound_ms' passed: a bound for a stalled ferryd, never for a slow
+// machine). Returns how many it received. Order, not rate: the held commit must not be
+// shown while another client's frames go on.
+int other_frames_while_held(WlClient& c, const FrameCounter& other, int frames, int bound_ms) {
+  const int first = other.total();
+  auto start = Clock::now();
+  while (other.total() - first < frames && ms_since(start) < bound_ms)
+    if (!c.dispatch_for(10)) break;
+  return other.total() - first;
+}
+
 class SyncClientTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -199,7 +211,7 @@ TEST_F(SyncClientTest, AcquirePointHoldsCommitAndReleaseFollowsReplacement) {
   wp_linux_drm_syncobj_surface_v1_set_release_point(sync, wl_tl, 0, 2);
   Clock::time_point red_done;
   commit_buffer(top, red.buffer, &red_done);
-  ASSERT_TRUE(wait_done(c, red_done, 2000)) << ferryd_.log();
+  ASSERT_TRUE(wait_done(c, red_done, 30000)) << ferryd_.log();
   EXPECT_GE(count_colour(c, kRed), kSize * kSize * 9 / 10);
 
   FrameCounter other(ferryd_.socket_path());
@@ -215,28 +227,29 @@ TEST_F(SyncClientTest, AcquirePointHoldsCommitAndReleaseFollowsReplacement) {
   commit_buffer(top, green.buffer, &green_done);
   ASSERT_GE(c.roundtrip(), 0);
 
-  auto t0 = Clock::now();
-  EXPECT_FALSE(wait_done(c, green_done, 500)) << "frame callback of a held commit";
-  auto t1 = Clock::now();
-  int others = other.count_between(t0, t1);
-  EXPECT_GE(others, 15) << "the second client must keep its ~30 frames in 500 ms";
+  int others = other_frames_while_held(c, other, 30, 30000);
+  EXPECT_EQ(green_done, Clock::time_point{}) << "frame callback of a held commit";
+  EXPECT_GE(others, 30) << "the second client must go on while this commit is held";
   EXPECT_GE(count_colour(c, kRed), kSize * kSize * 9 / 10) << "held content must not show";
   EXPECT_EQ(count_colour(c, kGreen), 0);
   EXPECT_FALSE(tl->point_signalled(2)) << "red is still on screen";
 
   auto signal_time = Clock::now();
+  const int others_at_signal = other.total();
   ASSERT_EQ(sw.advance(), 0);
-  ASSERT_TRUE(wait_done(c, green_done, 1000)) << ferryd_.log();
+  ASSERT_TRUE(wait_done(c, green_done, 30000)) << ferryd_.log();
   double latency = std::chrono::duration<double, std::milli>(green_done - signal_time).count();
-  EXPECT_LT(latency, 250.0);
+  // Shown within a few refreshes of the signal: counted in the other client's frames.
+  int refreshes = other.total() - others_at_signal;
+  EXPECT_LE(refreshes, 10) << "the released commit waited " << refreshes << " refreshes";
   EXPECT_GE(count_colour(c, kGreen), kSize * kSize * 9 / 10);
   EXPECT_EQ(count_colour(c, kRed), 0);
   // Red was replaced and the replacing frame presented: its release point follows.
   EXPECT_EQ(tl->wait_signalled(2, mono_ns() + 500'000'000), 0);
   EXPECT_FALSE(tl->point_signalled(4)) << "green is still on screen";
   EXPECT_FALSE(other.failed()) << other.error();
-  std::printf("held 500 ms: other client %d frames; shown %.1f ms after the signal\n", others,
-              latency);
+  std::printf("held: other client %d frames meanwhile; shown %.1f ms (%d of its frames) after "
+              "the signal\n", others, latency, refreshes);
 }
 
 // Implicit sync: a dmabuf whose reservation holds a pending writer's fence is held too.
@@ -247,7 +260,7 @@ TEST_F(SyncClientTest, ImplicitWriterFenceHoldsDmabufCommit) {
   ClientBuffer green = make_buffer(vgem_.get(), c, extras_, kGreen);
   Clock::time_point red_done;
   commit_buffer(top, red.buffer, &red_done);
-  ASSERT_TRUE(wait_done(c, red_done, 2000)) << ferryd_.log();
+  ASSERT_TRUE(wait_done(c, red_done, 30000)) << ferryd_.log();
   EXPECT_GE(count_colour(c, kRed), kSize * kSize * 9 / 10);
 
   FrameCounter other(ferryd_.socket_path());
@@ -259,12 +272,12 @@ TEST_F(SyncClientTest, ImplicitWriterFenceHoldsDmabufCommit) {
   commit_buffer(top, green.buffer, &green_done);
   ASSERT_GE(c.roundtrip(), 0);
 
-  auto t0 = Clock::now();
-  EXPECT_FALSE(wait_done(c, green_done, 500));
-  EXPECT_GE(other.count_between(t0, Clock::now()), 15);
+  EXPECT_GE(other_frames_while_held(c, other, 30, 30000), 30)
+      << "the second client must go on while this commit is held";
+  EXPECT_EQ(green_done, Clock::time_point{}) << "frame callback of a held commit";
   EXPECT_EQ(count_colour(c, kGreen), 0);
   ASSERT_EQ(sw.advance(), 0);
-  ASSERT_TRUE(wait_done(c, green_done, 1000)) << ferryd_.log();
+  ASSERT_TRUE(wait_done(c, green_done, 30000)) << ferryd_.log();
   EXPECT_GE(count_colour(c, kGreen), kSize * kSize * 9 / 10);
 }
 
