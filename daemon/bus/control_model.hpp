@@ -60,6 +60,10 @@ struct SurfaceInfo {
   std::string reason;        // why the last decision was taken (one line, for people)
   double mb_per_s = 0;       // live transfer rate, MB/s (10^6 bytes)
   double fps = 0;            // live committed frames per second
+  std::string carrier;       // "sysmem ring" or "dmabuf"; empty for local surfaces
+  uint64_t bytes_per_frame = 0;  // payload bytes of the last frame that crossed
+  double pack_ms = 0;        // source stage of that frame
+  double unpack_ms = 0;      // destination stage of that frame
 };
 
 // Outcome of an action. Code tells the bus which D-Bus error name to use.

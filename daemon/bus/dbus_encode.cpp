@@ -105,7 +105,11 @@ int append_surfaces(sd_bus_message* m, const std::vector<SurfaceInfo>& surfaces)
         .add("Override", s.override_mode)
         .add("Reason", s.reason)
         .add("MBps", s.mb_per_s)
-        .add("Fps", s.fps);
+        .add("Fps", s.fps)
+        .add("Carrier", s.carrier)
+        .add("BytesPerFrame", s.bytes_per_frame)
+        .add("PackMs", s.pack_ms)
+        .add("UnpackMs", s.unpack_ms);
   });
 }
 

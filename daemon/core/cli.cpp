@@ -21,6 +21,7 @@
 #include "config/lookup.hpp"
 #include "config/runtime.hpp"
 #include "config/watcher.hpp"
+#include "offload/offload_engine.hpp"
 #include "core/control.hpp"
 #include "core/surface.hpp"
 #include "gpu/doctor.hpp"
@@ -52,6 +53,11 @@ const char kHelp[] =
     "  --config FILE           configuration file\n"
     "  --display-device DEV    DRM device that drives displays (path, cardN or PCI\n"
     "                          address); with headless: compose on it through GBM\n"
+    "  --render-device DEV     GPU that offloaded clients render on (path, cardN, PCI\n"
+    "                          address, or 'surfaceless': a second software context\n"
+    "                          standing in for a dGPU); their frames cross through the\n"
+    "                          transfer engine (default: [gpu] render_device, else the\n"
+    "                          second GPU found; none: every surface is local)\n"
     "  --log-level LEVEL       error, warning, notice, info (default) or debug\n"
     "  --doctor                report GPUs, links and missing features, then exit\n"
     "  --run-for SECONDS       exit after this long (with CLIENT: run it meanwhile)\n"
@@ -66,7 +72,7 @@ const char kHelp[] =
     "CLIENT, if given, is started with WAYLAND_DISPLAY set (no shell involved).\n";
 
 enum Opt {
-  kBackend = 256, kSocket, kOutput, kConfig, kDisplayDevice, kLogLevel, kDoctor, kRunFor,
+  kBackend = 256, kSocket, kOutput, kConfig, kDisplayDevice, kRenderDevice, kLogLevel, kDoctor, kRunFor,
   kScreenshot, kWritebackShot, kStats, kVersion, kHelpOpt,
 };
 
@@ -125,6 +131,7 @@ CliResult parse_cli(int argc, char** argv, CliOptions* out, std::string* error) 
       {"output", required_argument, nullptr, kOutput},
       {"config", required_argument, nullptr, kConfig},
       {"display-device", required_argument, nullptr, kDisplayDevice},
+      {"render-device", required_argument, nullptr, kRenderDevice},
       {"log-level", required_argument, nullptr, kLogLevel},
       {"doctor", no_argument, nullptr, kDoctor},
       {"run-for", required_argument, nullptr, kRunFor},
@@ -159,6 +166,7 @@ CliResult parse_cli(int argc, char** argv, CliOptions* out, std::string* error) 
       }
       case kConfig: out->config_path = optarg; break;
       case kDisplayDevice: out->display_device = optarg; break;
+      case kRenderDevice: out->render_device = optarg; break;
       case kLogLevel:
         if (!log::parse_level(optarg, &out->log_level)) {
           *error = std::string("bad --log-level '") + optarg + "'";
@@ -286,6 +294,61 @@ void ensure_runtime_dir() {
   log_warn("XDG_RUNTIME_DIR is not set; using %s", dir.c_str());
 }
 
+// The render device and the transfer engine on the live path (offload/), when a render
+// device is configured or found and differs from the display device. Null otherwise:
+// every surface is composed from the display device's own upload (mode "local").
+std::unique_ptr<offload::OffloadEngine> start_offload(Server& server, ServerControl& control,
+                                                      config::ConfigWatcher& watcher,
+                                                      const std::vector<gpu::Gpu>& gpus,
+                                                      const std::string& cli_device) {
+  const config::Config& cfg = watcher.current();
+  std::string spec = cli_device.empty() ? cfg.render_device : cli_device;
+  std::string why = cli_device.empty() ? "[gpu] render_device" : "--render-device";
+  if (spec.empty()) {
+    const gpu::Gpu* r = gpu::find_role(gpus, gpu::Role::render);
+    if (!r || r->role == gpu::Role::display_and_render) {
+      log_info("offload: no render device besides the display device; every surface is local");
+      return nullptr;
+    }
+    spec = r->render_node.empty() ? r->card_node : r->render_node;
+    why = "the second GPU found";
+  } else if (spec != "surfaceless" && spec[0] != '/') {
+    std::string name = spec;
+    for (const gpu::Gpu& g : gpus)
+      if (gpu::matches(g, name)) spec = g.render_node.empty() ? g.card_node : g.render_node;
+    if (spec[0] != '/') {
+      log_warn("offload: render device '%s' (%s) names no DRM device; every surface is local",
+               name.c_str(), why.c_str());
+      return nullptr;
+    }
+  }
+  std::string error;
+  auto device = offload::RenderDevice::open(spec, server.egl(), &error);
+  if (!device) {
+    log_warn("offload: %s; every surface is local", error.c_str());
+    return nullptr;
+  }
+  if (device->device() != 0 && server.drm_fd() >= 0 && device->device() == server.main_device()) {
+    log_info("offload: render device %s is the display device: nothing crosses a bus, every "
+             "surface is local", spec.c_str());
+    return nullptr;
+  }
+  offload::EngineOptions opts;
+  opts.link_bytes_per_s = double(cfg.link_capacity_bytes_per_s);
+  if (opts.link_bytes_per_s == 0)
+    if (const gpu::Gpu* r = gpu::find_role(gpus, gpu::Role::render))
+      opts.link_bytes_per_s = double(r->link.cur_bytes_per_s());
+  log_info("offload: render device %s (%s, from %s), carrier: sysmem ring; link %s",
+           spec.c_str(), device->egl().caps().renderer.c_str(), why.c_str(),
+           opts.link_bytes_per_s > 0
+               ? (std::to_string(uint64_t(opts.link_bytes_per_s / 1e6)) + " MB/s").c_str()
+               : "unknown (treated as plenty)");
+  auto engine = std::make_unique<offload::OffloadEngine>(server, std::move(device), opts);
+  engine->policy = [&control](Surface& s) { return control.offload_policy(s); };
+  server.set_transfer_path(engine.get());
+  return engine;
+}
+
 }  // namespace
 
 int run_daemon(const CliOptions& cli) {
@@ -374,6 +437,8 @@ int run_daemon(const CliOptions& cli) {
   if (gpus.empty()) log_info("no DRM GPU found: composing on the headless backend only");
 
   ServerControl control(server, &watcher, gpus);
+  std::unique_ptr<offload::OffloadEngine> offload =
+      start_offload(server, control, watcher, gpus, cli.render_device);
   wl_event_source* inotify_src = nullptr;
   if (watcher.fd() >= 0)
     inotify_src = wl_event_loop_add_fd(
@@ -390,6 +455,11 @@ int run_daemon(const CliOptions& cli) {
   std::optional<bus::BusEventSource> bus_src;
   if (service)
     bus_src.emplace(server.loop(), *service);
+  if (offload && service)
+    offload->on_mode_change = [svc = service.get()](Surface&, TransferMode, TransferMode,
+                                                   const std::string&) {
+      svc->changed(bus::DbusService::change_surfaces);
+    };
   else
     log_notice("D-Bus control API unavailable: %s (ferryctl will not reach this ferryd)",
                bus_err.c_str());
@@ -471,7 +541,11 @@ int run_daemon(const CliOptions& cli) {
                cli.writeback_screenshot_path.c_str());
     }
   }
-  if (cli.print_stats || cli.run_for_s > 0) print_stats(server, seconds);
+  if (cli.print_stats || cli.run_for_s > 0) {
+    print_stats(server, seconds);
+    if (offload) offload->print_stats(stdout);
+    std::fflush(stdout);
+  }
   if (st.child > 0 && !st.child_exited) {
     kill(st.child, SIGTERM);
     waitpid(st.child, nullptr, 0);
@@ -482,8 +556,10 @@ int run_daemon(const CliOptions& cli) {
   for (auto* s : sources) wl_event_source_remove(s);
   wl_event_source_remove(hup_src);
   if (inotify_src) wl_event_source_remove(inotify_src);
+  if (offload) offload->on_mode_change = nullptr;
   bus_src.reset();
   service.reset();
+  server.set_transfer_path(nullptr);
   return status;
 }
 

@@ -14,6 +14,7 @@ struct CliOptions {
   ServerOptions server;
   std::string config_path;
   std::string display_device;
+  std::string render_device;  // --render-device: DRM node, cardN, PCI address or "surfaceless"
   log::Level log_level = log::Level::info;
   bool log_level_set = false;
   bool doctor = false;

@@ -18,6 +18,7 @@ struct ServerControl::ClientEntry {
   uint32_t id;
   pid_t pid = 0;
   config::ClientInfo info;  // exe and tag from /proc at connection time
+  std::string offload_env;  // "DRI_PRIME=1" etc. from its initial environment; empty: none
   wl_listener destroy{};
 };
 
@@ -56,7 +57,14 @@ void ServerControl::on_client_created(wl_listener* l, void* data) {
   uid_t uid;
   gid_t gid;
   wl_client_get_credentials(client, &e->pid, &uid, &gid);
-  if (e->pid > 0) e->info = config::client_info_of_pid(e->pid);
+  if (e->pid > 0) {
+    e->info = config::client_info_of_pid(e->pid);
+    // The usual PRIME offload variables (ferry-run sets DRI_PRIME to the render GPU).
+    if (auto v = config::environ_var(e->pid, "DRI_PRIME"); v && !v->empty() && *v != "0")
+      e->offload_env = "DRI_PRIME=" + *v;
+    else if (auto nv = config::environ_var(e->pid, "__NV_PRIME_RENDER_OFFLOAD"); nv && *nv == "1")
+      e->offload_env = "__NV_PRIME_RENDER_OFFLOAD=1";
+  }
   e->destroy.notify = [](wl_listener* dl, void* d) {
     ClientEntry* entry = wl_container_of(dl, entry, destroy);
     wl_list_remove(&entry->destroy.link);
@@ -157,18 +165,74 @@ std::vector<bus::SurfaceInfo> ServerControl::surfaces() const {
     i.width = s->width();
     i.height = s->height();
     i.override_mode = override_for(s->id(), t->app_id());
-    // Until buffers from another GPU arrive (transfer engine wiring), every buffer is
-    // local: wl_shm memory uploaded by the display GPU, nothing crosses a bus.
-    i.gpu = "";
-    i.transfer_mode = "local";
-    const config::Config* cfg = watcher_ ? &watcher_->current() : nullptr;
-    const config::Rule* rule = cfg ? config::match_rule(*cfg, client_info(t->client())) : nullptr;
-    i.reason = "wl_shm buffer on the display GPU: no cross-GPU transfer";
-    if (rule) i.reason += "; matched " + rule->describe();
-    if (!i.override_mode.empty()) i.reason += "; override " + i.override_mode + " applies to dmabuf buffers";
+    const SurfaceTransferPath* path = server_.transfer_path();
+    std::optional<SurfaceTransferInfo> ti = path ? path->info(*s) : std::nullopt;
+    if (ti) {
+      i.gpu = "render device";
+      i.transfer_mode = ti->mode;
+      i.carrier = ti->carrier;
+      i.reason = ti->reason;
+      i.mb_per_s = ti->mb_per_s;
+      i.fps = ti->fps;
+      i.bytes_per_frame = ti->bytes_last;
+      i.pack_ms = ti->pack_ms;
+      i.unpack_ms = ti->unpack_ms;
+    } else {
+      // Composed from the display device's own upload or import: nothing crosses a bus.
+      i.gpu = "";
+      i.transfer_mode = "local";
+      OffloadPolicy pol = offload_policy(*s);
+      if (pol.offloaded)
+        i.reason = pol.reason + "; no frame has crossed yet";
+      else if (!path)
+        i.reason = "no render device: every surface is composed on the display GPU";
+      else
+        i.reason = pol.reason;
+    }
     out.push_back(std::move(i));
   }
   return out;
+}
+
+OffloadPolicy ServerControl::offload_policy(Surface& surface) const {
+  OffloadPolicy p;
+  wl_client* client = surface.client();
+  const config::Config* cfg = watcher_ ? &watcher_->current() : nullptr;
+  config::ClientInfo info = client_info(client);
+  const config::Rule* rule = cfg ? config::match_rule(*cfg, info) : nullptr;
+  auto entry = clients_.find(client);
+  const std::string env = entry != clients_.end() ? entry->second->offload_env : std::string();
+  if (rule && rule->gpu == config::GpuChoice::integrated) {
+    p.reason = "local: " + rule->describe() + " says gpu = \"integrated\"";
+    return p;
+  }
+  if (rule && rule->gpu == config::GpuChoice::discrete) {
+    p.offloaded = true;
+    p.reason = "offloaded: " + rule->describe() + " says gpu = \"discrete\"";
+  } else if (!env.empty()) {
+    p.offloaded = true;
+    p.reason = "offloaded: the client's environment has " + env;
+  } else {
+    p.reason = "local: no rule or offload variable sends this client to the render GPU";
+    return p;
+  }
+  if (cfg) {
+    if (cfg->default_transfer != TransferMode::automatic) p.manual = cfg->default_transfer;
+    p.app_class = config::to_string(cfg->default_class);
+  }
+  if (rule && rule->transfer) {
+    p.manual = *rule->transfer;
+    p.reason += "; transfer from " + rule->describe();
+  }
+  if (rule && rule->app_class) p.app_class = config::to_string(*rule->app_class);
+  std::string app_id = info.app_id;
+  std::string over = override_for(surface.id(), app_id);
+  TransferMode m;
+  if (!over.empty() && config::parse(over, &m)) {
+    p.manual = m;
+    p.reason += "; override " + over;
+  }
+  return p;
 }
 
 bus::ActionResult ServerControl::reload_config() {

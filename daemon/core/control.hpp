@@ -11,12 +11,14 @@
 #include <vector>
 
 #include "bus/control_model.hpp"
+#include "core/transfer_path.hpp"
 #include "config/config.hpp"
 #include "gpu/gpu.hpp"
 
 namespace ferry {
 
 class Server;
+class Surface;
 namespace config { class ConfigWatcher; }
 
 class ServerControl final : public bus::ControlModel {
@@ -36,6 +38,10 @@ class ServerControl final : public bus::ControlModel {
   uint32_t client_id(wl_client* client) const;
   // What the rules say for a client (first matching rule), for logs and the API.
   config::ClientInfo client_info(wl_client* client) const;
+  // Whether a surface's client renders on the render device, and in which mode its frames
+  // cross (offload/): a rule's gpu/transfer/class, the client's offload environment
+  // (DRI_PRIME, __NV_PRIME_RENDER_OFFLOAD, as ferry-run sets), runtime overrides.
+  OffloadPolicy offload_policy(Surface& surface) const;
 
  private:
   struct ClientEntry;

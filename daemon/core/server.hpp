@@ -27,6 +27,7 @@ class KmsBackend;
 class Renderer;
 class Seat;
 class Surface;
+class SurfaceTransferPath;
 
 struct ServerOptions {
   std::string backend = "headless";
@@ -93,6 +94,11 @@ class Server {
   // Removes and destroys an output (display unplugged); its clients see the global go.
   void remove_output(Output* output);
 
+  // The cross-GPU path for offloaded surfaces (offload/), or null: every surface is local.
+  // Not owned; set after init() by whoever owns the engine, cleared before it dies.
+  SurfaceTransferPath* transfer_path() const { return transfer_path_; }
+  void set_transfer_path(SurfaceTransferPath* path) { transfer_path_ = path; }
+
   // Owners of protocol globals, kept alive for the server's lifetime.
   struct Global { virtual ~Global() = default; };
   void keep(std::unique_ptr<Global> g) { globals_.push_back(std::move(g)); }
@@ -111,6 +117,7 @@ class Server {
   int owned_drm_fd_ = -1;        // headless --display-device: opened here
   gbm_device* owned_gbm_ = nullptr;
   std::unique_ptr<KmsBackend> kms_;
+  SurfaceTransferPath* transfer_path_ = nullptr;
   std::unique_ptr<EglContext> egl_;
   std::unique_ptr<Renderer> renderer_;
   std::unique_ptr<Seat> seat_;

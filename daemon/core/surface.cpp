@@ -10,6 +10,7 @@
 #include "core/output.hpp"
 #include "core/scene.hpp"
 #include "core/server.hpp"
+#include "core/transfer_path.hpp"
 #include "protocol/presentation_time.hpp"
 #include "render/renderer.hpp"
 #include "util/log.hpp"
@@ -195,8 +196,17 @@ void Surface::apply_state(SurfaceState& p) {
     if (!p.surface_damage.empty() || !texture_) upload = Region(Rect{0, 0, shm->width(), shm->height()});
     std::string error;
     if (texture_ && texture_->imported()) texture_.reset();  // never write a client's dmabuf
-    if (!server_.renderer().upload(texture_, *shm, upload, &error))
-      log_warn("wl_surface@%u: upload failed: %s", wl_resource_get_id(resource_), error.c_str());
+    // An offloaded client's frame crosses from the render device (offload/); otherwise,
+    // or when that path cannot take it, the display device uploads it.
+    SurfaceTransferPath* path = server_.transfer_path();
+    if (!path || !path->transfer_shm(*this, *shm, upload, texture_)) {
+      if (texture_ && texture_->borrowed()) {
+        texture_.reset();  // the engine's texture: never upload into it
+        upload = Region(Rect{0, 0, shm->width(), shm->height()});
+      }
+      if (!server_.renderer().upload(texture_, *shm, upload, &error))
+        log_warn("wl_surface@%u: upload failed: %s", wl_resource_get_id(resource_), error.c_str());
+    }
     buffer_.reset();  // sends wl_buffer.release; the texture holds the contents
     buffer_ = BufferRef();
     has_texture_content_ = texture_ != nullptr;

@@ -50,7 +50,19 @@ Mat3 layout_to_fb(const Rect& box, int32_t scale, Transform t) {
 }  // namespace
 
 SurfaceTexture::~SurfaceTexture() {
-  if (tex_) glDeleteTextures(1, &tex_);
+  if (tex_ && owned_) glDeleteTextures(1, &tex_);
+}
+
+std::unique_ptr<SurfaceTexture> Renderer::borrow(GLuint texture, int32_t width, int32_t height,
+                                                 bool opaque) {
+  auto t = std::unique_ptr<SurfaceTexture>(new SurfaceTexture());
+  t->tex_ = texture;
+  t->width_ = width;
+  t->height_ = height;
+  t->drm_format_ = DRM_FORMAT_ABGR8888;
+  t->opaque_ = opaque;
+  t->owned_ = false;
+  return t;
 }
 
 const std::vector<uint32_t>& Renderer::shm_formats() {
@@ -129,7 +141,8 @@ bool Renderer::upload_pixels(std::unique_ptr<SurfaceTexture>& tex, const uint8_t
   }
   egl_->make_current();
   Region damage = buffer_damage;
-  if (!tex || tex->width_ != w || tex->height_ != h || tex->drm_format_ != f->drm) {
+  if (!tex || !tex->owned_ || tex->width_ != w || tex->height_ != h ||
+      tex->drm_format_ != f->drm) {
     tex = std::unique_ptr<SurfaceTexture>(new SurfaceTexture());
     glGenTextures(1, &tex->tex_);
     glBindTexture(GL_TEXTURE_2D, tex->tex_);

@@ -36,6 +36,9 @@ class SurfaceTexture {
   // upload into it. y_inverted: row 0 is the bottom of the picture (linux-dmabuf flag).
   bool imported() const { return import_id_ != 0; }
   bool y_inverted() const { return y_inverted_; }
+  // A texture another object owns (the transfer engine's destination): never uploaded
+  // into or deleted through this wrapper.
+  bool borrowed() const { return !owned_; }
 
  private:
   friend class Renderer;
@@ -44,6 +47,7 @@ class SurfaceTexture {
   uint32_t drm_format_ = 0;
   bool opaque_ = false;
   bool y_inverted_ = false;
+  bool owned_ = true;
   uint64_t import_id_ = 0;  // id of the DmabufBuffer import this was made from (0: none)
 };
 
@@ -89,6 +93,10 @@ class Renderer {
   bool upload(std::unique_ptr<SurfaceTexture>& tex, ShmBuffer& buffer, const Region& buffer_damage,
               std::string* error);
   // Same from plain memory (tests, screenshots of internal content).
+  // Wraps a texture of the renderer's context that someone else owns (RGBA8, rows top to
+  // bottom), so the scene can draw it like a client buffer.
+  static std::unique_ptr<SurfaceTexture> borrow(GLuint texture, int32_t width, int32_t height,
+                                                bool opaque);
   bool upload_pixels(std::unique_ptr<SurfaceTexture>& tex, const uint8_t* data, int32_t width,
                      int32_t height, int32_t stride, uint32_t drm_format,
                      const Region& buffer_damage, std::string* error);

@@ -33,8 +33,13 @@ TEST_F(FerryctlTest, StatusShowsGpusOutputsAndSurfaces) {
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("eDP-1  2560x1600@165.000  1.5"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("7   3       org.example.Game  3840x2160  0000:01:00.0  nv12  -"
-                       "         1791.5  144.0  rule 2 (class game)"),
+  EXPECT_NE(r.out.find("7   3       org.example.Game  3840x2160  0000:01:00.0  nv12  sysmem ring  -"
+                       "         12441600  1791.5  144.0  1.25     0.50       rule 2 (class game)"),
+            std::string::npos)
+      << r.out;
+  // A surface that crossed no bus shows no carrier, bytes or stage times.
+  EXPECT_NE(r.out.find("rgb   -            -         -         0.0     2.5    -        -          "
+                       "same GPU as display"),
             std::string::npos)
       << r.out;
 }
@@ -83,7 +88,7 @@ TEST_F(FerryctlTest, SetModeAndClearOverride) {
   EXPECT_EQ(model_.surface_override(7), "yuv444");
 
   r = ctl(ctl_env(), {"status"});
-  EXPECT_NE(r.out.find("yuv444  yuv444"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("yuv444  sysmem ring  yuv444"), std::string::npos) << r.out;
 
   r = ctl(ctl_env(), {"--json", "set-mode", "--app", "org.example.Game", "tiles"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -144,7 +149,7 @@ TEST_F(FerryctlTest, MonitorRedrawsOnSignal) {
   EXPECT_LT(ms, 5000);
   std::string second = r.out.substr(r.out.find("refresh 2"));
   EXPECT_NE(second.find("last signal: "), std::string::npos) << second;
-  EXPECT_NE(second.find("nv12  nv12"), std::string::npos) << second;
+  EXPECT_NE(second.find("nv12  -            nv12"), std::string::npos) << second;
 }
 
 TEST_F(FerryctlTest, ClearErrorWhenFerrydIsNotOnTheBus) {

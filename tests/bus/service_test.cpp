@@ -81,6 +81,10 @@ TEST_F(ServiceTest, PropertiesCarryTheModel) {
   EXPECT_EQ(s.str("Override"), "");
   EXPECT_EQ(s.str("Reason"), "rule 2 (class game): link 3.94 GB/s < rgb 4.78 GB/s");
   EXPECT_DOUBLE_EQ(s.num("MBps"), 1791.5);
+  EXPECT_EQ(s.str("Carrier"), "sysmem ring");
+  EXPECT_EQ(s.str("BytesPerFrame"), "12441600");
+  EXPECT_DOUBLE_EQ(s.num("PackMs"), 1.25);
+  EXPECT_DOUBLE_EQ(s.num("UnpackMs"), 0.5);
   EXPECT_DOUBLE_EQ(s.num("Fps"), 144);
   sd_bus_error_free(&err);
 }

@@ -200,6 +200,10 @@ FakeModel::FakeModel() {
   a.reason = "rule 2 (class game): link 3.94 GB/s < rgb 4.78 GB/s";
   a.mb_per_s = 1791.5;
   a.fps = 144;
+  a.carrier = "sysmem ring";
+  a.bytes_per_frame = 12441600;  // 3840 x 2160 NV12
+  a.pack_ms = 1.25;
+  a.unpack_ms = 0.5;
   bus::SurfaceInfo b;
   b.id = 9;
   b.client_id = 4;

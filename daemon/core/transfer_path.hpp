@@ -1,0 +1,57 @@
+#pragma once
+// The seam between the compositor core and the cross-GPU transfer engine (offload/).
+// Data flows one way: a surface's commit hands its new contents to the path, which moves
+// them from the render device to the display device and gives back the texture the
+// renderer composes. The core knows only this interface; offload/ implements it.
+//
+// Main thread only.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "transfer/mode.hpp"
+#include "util/region.hpp"
+
+namespace ferry {
+
+class ShmBuffer;
+class Surface;
+class SurfaceTexture;
+
+// Whether and how a surface's client is offloaded: decided from rules, the client's
+// environment and runtime overrides (core/control.cpp).
+struct OffloadPolicy {
+  bool offloaded = false;
+  std::optional<TransferMode> manual;  // rule or override; unset or automatic: the selector
+  std::string app_class = "default";   // default|game|technical|video
+  std::string reason;                  // why offloaded and where the mode comes from
+};
+
+// What ferryctl shows for an offloaded surface.
+struct SurfaceTransferInfo {
+  std::string mode;        // mode of the last frame ("rgb", "nv12", ...)
+  std::string carrier;     // "sysmem ring" or "dmabuf"
+  std::string reason;      // policy reason; the selector's line when automatic
+  uint64_t frames = 0;     // frames moved
+  uint64_t bytes_last = 0; // payload bytes of the last frame
+  double mb_per_s = 0;     // payload MB/s (10^6) over the last second of commits
+  double fps = 0;          // commits per second, same window
+  double pack_ms = 0;      // source stage (pack + read-back), last frame, CPU wall time
+  double unpack_ms = 0;    // destination stage submit (upload + unpack draw), last frame
+};
+
+class SurfaceTransferPath {
+ public:
+  virtual ~SurfaceTransferPath() = default;
+  // New shm contents of an offloaded surface: moves them through the engine and points
+  // 'tex' at the result. False when the surface is not offloaded, or the path cannot take
+  // this buffer (logged once): the caller uploads locally as usual.
+  virtual bool transfer_shm(Surface& surface, ShmBuffer& buffer, const Region& buffer_damage,
+                            std::unique_ptr<SurfaceTexture>& tex) = 0;
+  // Null when the surface has never been offloaded.
+  virtual std::optional<SurfaceTransferInfo> info(const Surface& surface) const = 0;
+};
+
+}  // namespace ferry

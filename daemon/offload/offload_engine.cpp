@@ -1,0 +1,296 @@
+#include "offload/offload_engine.hpp"
+
+#include <GLES3/gl32.h>
+#include <drm_fourcc.h>
+
+#include <chrono>
+
+#include "core/buffer.hpp"
+#include "core/server.hpp"
+#include "core/surface.hpp"
+#include "render/renderer.hpp"
+#include "transfer/dest_stage.hpp"
+#include "transfer/formats.hpp"
+#include "transfer/ring.hpp"
+#include "transfer/selector.hpp"
+#include "transfer/source_stage.hpp"
+#include "util/listener.hpp"
+#include "util/log.hpp"
+
+namespace ferry::offload {
+
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr int kSlots = 3;  // read-back buffers, ring packets and upload buffers per lane
+
+double ms_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+// wl_shm formats the lane takes: 8-bit RGB in either byte order.
+bool lane_format(uint32_t drm_format) {
+  switch (drm_format) {
+    case DRM_FORMAT_XRGB8888: case DRM_FORMAT_ARGB8888:
+    case DRM_FORMAT_XBGR8888: case DRM_FORMAT_ABGR8888:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool is_tiles(TransferMode m) { return m == TransferMode::tiles || m == TransferMode::tiles_nv12; }
+
+bool has_alpha(uint32_t drm_format) {
+  return drm_format == DRM_FORMAT_ARGB8888 || drm_format == DRM_FORMAT_ABGR8888;
+}
+
+}  // namespace
+
+struct OffloadEngine::Lane {
+  Surface* surface = nullptr;
+  Listener destroyed;
+  // The client's frame on the render device (render context).
+  GLuint frame_tex = 0;
+  int32_t width = 0, height = 0;
+  uint32_t fourcc = 0;
+  std::unique_ptr<transfer::SourceStage> source;  // render context
+  transfer::SysmemRing ring{kSlots};
+  std::unique_ptr<transfer::DestStage> dest;      // renderer's context
+  transfer::ModeSelector selector;
+  bool has_mode = false;
+  TransferMode mode = TransferMode::rgb;
+  std::string reason;
+  uint64_t frames = 0;
+  uint64_t bytes_last = 0;
+  double pack_ms = 0, unpack_ms = 0;
+  std::deque<std::pair<Clock::time_point, uint64_t>> window;  // last second of commits
+};
+
+OffloadEngine::OffloadEngine(Server& server, std::unique_ptr<RenderDevice> device,
+                             EngineOptions options)
+    : server_(server), device_(std::move(device)), options_(options) {}
+
+OffloadEngine::~OffloadEngine() {
+  while (!lanes_.empty()) drop_lane(lanes_.begin()->first);
+}
+
+void OffloadEngine::drop_lane(uint64_t surface_id) {
+  auto it = lanes_.find(surface_id);
+  if (it == lanes_.end()) return;
+  std::unique_ptr<Lane> lane = std::move(it->second);
+  lanes_.erase(it);
+  {
+    RenderDevice::Scope scope(*device_);
+    lane->source.reset();
+    if (lane->frame_tex) glDeleteTextures(1, &lane->frame_tex);
+  }
+  lane->dest.reset();  // renderer's context, current again
+}
+
+OffloadEngine::Lane* OffloadEngine::lane_for(Surface& surface, std::string* error) {
+  if (auto it = lanes_.find(surface.id()); it != lanes_.end()) return it->second.get();
+  auto lane = std::make_unique<Lane>();
+  lane->surface = &surface;
+  {
+    RenderDevice::Scope scope(*device_);
+    lane->source = transfer::SourceStage::create(device_->egl(), kSlots, error);
+  }
+  if (!lane->source) return nullptr;
+  lane->dest = transfer::DestStage::create(server_.egl(), kSlots, error);
+  if (!lane->dest) return nullptr;
+  uint64_t id = surface.id();
+  lane->destroyed.connect(&surface.on_destroy, [this, id](void*) { drop_lane(id); });
+  Lane* raw = lane.get();
+  lanes_[id] = std::move(lane);
+  return raw;
+}
+
+bool OffloadEngine::transfer_shm(Surface& surface, ShmBuffer& buffer, const Region& buffer_damage,
+                                 std::unique_ptr<SurfaceTexture>& tex) {
+  OffloadPolicy pol = policy ? policy(surface) : OffloadPolicy{};
+  if (!pol.offloaded) {
+    drop_lane(surface.id());
+    return false;
+  }
+  const uint32_t fourcc = buffer.drm_format();
+  if (!lane_format(fourcc)) {
+    if (!refused_formats_[fourcc])
+      log_warn("offload: wl_shm format %s is not moved by the transfer engine yet; such "
+               "surfaces are uploaded by the display device",
+               transfer::fourcc_name(fourcc).c_str());
+    refused_formats_[fourcc] = true;
+    return false;
+  }
+  std::string error;
+  Lane* lane = lane_for(surface, &error);
+  if (!lane) {
+    log_warn("offload: wl_surface@%u: %s; composing it locally",
+             wl_resource_get_id(surface.resource()), error.c_str());
+    return false;
+  }
+  const int32_t w = buffer.width(), h = buffer.height();
+
+  // 1. The client's frame onto the render device (where a dGPU client's frame lives).
+  Region damage = buffer_damage;
+  damage.intersect(Rect{0, 0, w, h});
+  const uint8_t* pixels = buffer.begin_access();
+  if (!pixels) return true;  // the client lost its buffer (and got an error): keep the last frame
+  {
+    RenderDevice::Scope scope(*device_);
+    if (!lane->frame_tex || lane->width != w || lane->height != h || lane->fourcc != fourcc) {
+      if (lane->frame_tex) glDeleteTextures(1, &lane->frame_tex);
+      glGenTextures(1, &lane->frame_tex);
+      glBindTexture(GL_TEXTURE_2D, lane->frame_tex);
+      glTexStorage2D(GL_TEXTURE_2D, 1, GL_RGBA8, w, h);
+      // wl_shm's XRGB/ARGB are B,G,R,A in memory: sample them as RGB.
+      bool bgra = fourcc == DRM_FORMAT_XRGB8888 || fourcc == DRM_FORMAT_ARGB8888;
+      glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_SWIZZLE_R, bgra ? GL_BLUE : GL_RED);
+      glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_SWIZZLE_B, bgra ? GL_RED : GL_BLUE);
+      glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_SWIZZLE_A, has_alpha(fourcc) ? GL_ALPHA : GL_ONE);
+      lane->width = w;
+      lane->height = h;
+      lane->fourcc = fourcc;
+      lane->source->reset_history();
+      damage = Region(Rect{0, 0, w, h});
+    }
+    glBindTexture(GL_TEXTURE_2D, lane->frame_tex);
+    glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+    glPixelStorei(GL_UNPACK_ROW_LENGTH, buffer.stride() / 4);
+    for (const Rect& r : damage.rects()) {
+      glPixelStorei(GL_UNPACK_SKIP_PIXELS, r.x);
+      glPixelStorei(GL_UNPACK_SKIP_ROWS, r.y);
+      glTexSubImage2D(GL_TEXTURE_2D, 0, r.x, r.y, r.width, r.height, GL_RGBA, GL_UNSIGNED_BYTE,
+                      pixels);
+    }
+    glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
+    glPixelStorei(GL_UNPACK_SKIP_PIXELS, 0);
+    glPixelStorei(GL_UNPACK_SKIP_ROWS, 0);
+  }
+  if (!buffer.end_access()) return true;  // faulted: the client got its error
+
+  // 2. The mode for this frame.
+  const Clock::time_point now = Clock::now();
+  while (!lane->window.empty() && now - lane->window.front().first > std::chrono::seconds(1))
+    lane->window.pop_front();
+  transfer::SelectorInputs in;
+  in.link_bytes_per_s = options_.link_bytes_per_s;
+  in.width = w;
+  in.height = h;
+  in.commit_hz = lane->window.empty() ? 60.0 : double(lane->window.size() + 1);
+  in.damage_fraction = double(damage.area()) / (double(w) * double(h));
+  in.damage_rects = int32_t(damage.rects().size());
+  in.src_gpu_ms = lane->pack_ms;
+  in.dst_gpu_ms = lane->unpack_ms;
+  in.app_class = transfer::parse_app_class(pol.app_class).value_or(transfer::AppClass::standard);
+  if (pol.manual && *pol.manual != TransferMode::automatic) in.manual = pol.manual;
+  in.tiles_available = device_->egl().caps().compute;
+  const transfer::Decision& d = lane->selector.decide(in);
+  TransferMode mode = d.mode == TransferMode::cpu_copy ? TransferMode::rgb : d.mode;
+  std::string reason = pol.reason + "; " + d.reason;
+  if (!lane->has_mode || mode != lane->mode) {
+    TransferMode from = lane->has_mode ? lane->mode : mode;
+    if (is_tiles(mode)) lane->source->reset_history();  // first tiles frame: all
+    log_info("offload: wl_surface@%u %dx%d: %s -> %s (%s)", wl_resource_get_id(surface.resource()),
+             w, h, lane->has_mode ? std::string(to_string(from)).c_str() : "new",
+             std::string(to_string(mode)).c_str(), reason.c_str());
+    if (on_mode_change) on_mode_change(surface, from, mode, reason);
+  }
+
+  // 3. Pack on the render device, across the ring, unpack on the display device.
+  std::vector<Rect> tile_damage;
+  transfer::SourceFrame frame;
+  frame.texture = lane->frame_tex;
+  frame.fourcc = fourcc;
+  frame.width = w;
+  frame.height = h;
+  if (is_tiles(mode) && !(damage == Region(Rect{0, 0, w, h}))) {
+    tile_damage = damage.rects();
+    frame.damage = &tile_damage;
+  }
+  transfer::PackOptions po;
+  po.mode = mode;
+  Clock::time_point t0 = Clock::now();
+  bool ok = false;
+  transfer::Packet* packet = nullptr;
+  {
+    RenderDevice::Scope scope(*device_);
+    ok = lane->source->submit(frame, po, &error);
+    packet = ok ? lane->ring.begin_write() : nullptr;
+    if (ok && !packet) {
+      ok = false;
+      error = "the ring is full";
+    }
+    ok = ok && lane->source->collect(packet, true, &error);
+    if (packet) lane->ring.end_write();
+  }
+  Clock::time_point t1 = Clock::now();
+  const transfer::Packet* carried = ok ? lane->ring.begin_read() : nullptr;
+  ok = carried && lane->dest->consume(*carried, &error);
+  uint64_t bytes = carried ? carried->used : 0;
+  if (carried) lane->ring.end_read();
+  Clock::time_point t2 = Clock::now();
+  if (!ok) {
+    log_warn("offload: wl_surface@%u: transfer in %s failed: %s; composing it locally",
+             wl_resource_get_id(surface.resource()), std::string(to_string(mode)).c_str(),
+             error.c_str());
+    drop_lane(surface.id());
+    return false;
+  }
+
+  lane->has_mode = true;
+  lane->mode = mode;
+  lane->reason = std::move(reason);
+  lane->frames++;
+  lane->bytes_last = bytes;
+  lane->pack_ms = ms_between(t0, t1);
+  lane->unpack_ms = ms_between(t1, t2);
+  lane->window.emplace_back(now, bytes);
+  ModeTotals& t = totals_[mode];
+  t.frames++;
+  t.bytes += bytes;
+  tex = Renderer::borrow(lane->dest->texture(), lane->dest->width(), lane->dest->height(),
+                         !has_alpha(fourcc));
+  return true;
+}
+
+std::optional<SurfaceTransferInfo> OffloadEngine::info(const Surface& surface) const {
+  auto it = lanes_.find(surface.id());
+  if (it == lanes_.end() || !it->second->has_mode) return std::nullopt;
+  const Lane& l = *it->second;
+  SurfaceTransferInfo i;
+  i.mode = std::string(to_string(l.mode));
+  i.carrier = carrier();
+  i.reason = l.reason;
+  i.frames = l.frames;
+  i.bytes_last = l.bytes_last;
+  uint64_t sum = 0;
+  Clock::time_point now = Clock::now();
+  size_t n = 0;
+  for (const auto& [when, bytes] : l.window)
+    if (now - when <= std::chrono::seconds(1)) {
+      sum += bytes;
+      ++n;
+    }
+  i.mb_per_s = double(sum) / 1e6;
+  i.fps = double(n);
+  i.pack_ms = l.pack_ms;
+  i.unpack_ms = l.unpack_ms;
+  return i;
+}
+
+void OffloadEngine::print_stats(FILE* out) const {
+  std::fprintf(out, "offload (render device %s, carrier %s):", device_->name().c_str(), carrier());
+  if (totals_.empty()) std::fprintf(out, " no frames");
+  bool first = true;
+  for (const auto& [mode, t] : totals_) {
+    std::fprintf(out, "%s %s %llu frames %llu bytes", first ? "" : ",",
+                 std::string(to_string(mode)).c_str(), static_cast<unsigned long long>(t.frames),
+                 static_cast<unsigned long long>(t.bytes));
+    first = false;
+  }
+  std::fprintf(out, "\n");
+}
+
+}  // namespace ferry::offload

@@ -1,0 +1,80 @@
+#pragma once
+// Live offload (docs/transfer.md, "On the live path"): the transfer engine between a
+// client's commit and the renderer, for surfaces whose clients render on the render
+// device. Per offloaded surface a *lane*: the client's frame on the render device, a
+// SourceStage packing it in the mode the ModeSelector (or a rule / override) picks, the
+// system-memory ring (S1's carrier), and a DestStage in the renderer's context whose RGBA
+// texture the renderer composes.
+//
+// This first step moves wl_shm frames: the commit copies the client's pixels into a
+// texture on the render device (where a dGPU client's frame would already be), and the
+// lane runs synchronously inside the commit, so the frame shown is exactly the one that
+// crossed. dmabufs from the render device, the dmabuf carrier and the asynchronous,
+// fence-driven pipeline are the next steps (issue 9).
+//
+// Threading: main thread only (see RenderDevice's scope rule).
+
+#include <cstdint>
+#include <cstdio>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "core/transfer_path.hpp"
+#include "offload/render_device.hpp"
+#include "transfer/mode.hpp"
+
+namespace ferry {
+class Server;
+}
+
+namespace ferry::offload {
+
+struct EngineOptions {
+  double link_bytes_per_s = 0;  // capacity for the selector; 0 = unknown (plenty)
+};
+
+class OffloadEngine final : public SurfaceTransferPath {
+ public:
+  OffloadEngine(Server& server, std::unique_ptr<RenderDevice> device, EngineOptions options);
+  ~OffloadEngine() override;
+  OffloadEngine(const OffloadEngine&) = delete;
+  OffloadEngine& operator=(const OffloadEngine&) = delete;
+
+  // Asked at every commit of a surface with new contents.
+  std::function<OffloadPolicy(Surface&)> policy;
+  // Called when a surface's mode changes (first frame included): D-Bus signal, logs.
+  std::function<void(Surface&, TransferMode from, TransferMode to, const std::string& reason)>
+      on_mode_change;
+
+  bool transfer_shm(Surface& surface, ShmBuffer& buffer, const Region& buffer_damage,
+                    std::unique_ptr<SurfaceTexture>& tex) override;
+  std::optional<SurfaceTransferInfo> info(const Surface& surface) const override;
+
+  RenderDevice& device() { return *device_; }
+  const char* carrier() const { return "sysmem ring"; }
+
+  struct ModeTotals {
+    uint64_t frames = 0;
+    uint64_t bytes = 0;
+  };
+  const std::map<TransferMode, ModeTotals>& totals() const { return totals_; }
+  // "offload: rgb 120 frames 110592000 bytes, nv12 ..." (--stats).
+  void print_stats(FILE* out) const;
+
+ private:
+  struct Lane;
+  Lane* lane_for(Surface& surface, std::string* error);
+  void drop_lane(uint64_t surface_id);
+
+  Server& server_;
+  std::unique_ptr<RenderDevice> device_;
+  EngineOptions options_;
+  std::map<uint64_t, std::unique_ptr<Lane>> lanes_;
+  std::map<TransferMode, ModeTotals> totals_;
+  std::map<uint32_t, bool> refused_formats_;  // logged once each
+};
+
+}  // namespace ferry::offload

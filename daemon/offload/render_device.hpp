@@ -1,0 +1,64 @@
+#pragma once
+// The render device: the GPU offloaded clients render on (the dGPU), opened by ferryd next
+// to the display device. It owns its own EGLDisplay and GLES context; the transfer
+// engine's source stages run there.
+//
+// Which device: `--render-device` or `[gpu] render_device` — a DRM node path (GBM platform
+// on that node), or "surfaceless" (Mesa's surfaceless platform: a second context on the
+// software rasterizer stands in for a dGPU on machines without one, e.g. CI). Nothing
+// configured: no render device, every surface stays local.
+//
+// Thread rule: main thread only. Its context is current only inside a Scope; the scope
+// makes the display device's (the renderer's) context current again when it ends, so code
+// outside a Scope may assume the renderer's context, as everywhere else in ferryd.
+
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+
+#include "render/egl_context.hpp"
+#include "util/unique_fd.hpp"
+
+struct gbm_device;
+
+namespace ferry::offload {
+
+class RenderDevice {
+ public:
+  // 'spec': "surfaceless" or a DRM node path. 'display' is the renderer's context, made
+  // current again after each Scope. Null with *error when the device cannot be used.
+  static std::unique_ptr<RenderDevice> open(const std::string& spec, EglContext& display,
+                                            std::string* error);
+  ~RenderDevice();
+  RenderDevice(const RenderDevice&) = delete;
+  RenderDevice& operator=(const RenderDevice&) = delete;
+
+  const std::string& name() const { return name_; }  // "/dev/dri/card1", "surfaceless"
+  EglContext& egl() { return *egl_; }
+  // dev_t of the node (0 for surfaceless): equal to the display device's means one GPU.
+  dev_t device() const { return device_; }
+
+  class Scope {
+   public:
+    explicit Scope(RenderDevice& d) : d_(d) { d_.egl_->make_current(); }
+    ~Scope() { d_.display_.make_current(); }
+    Scope(const Scope&) = delete;
+    Scope& operator=(const Scope&) = delete;
+
+   private:
+    RenderDevice& d_;
+  };
+
+ private:
+  explicit RenderDevice(EglContext& display) : display_(display) {}
+
+  EglContext& display_;
+  std::string name_;
+  UniqueFd fd_;
+  gbm_device* gbm_ = nullptr;
+  dev_t device_ = 0;
+  std::unique_ptr<EglContext> egl_;
+};
+
+}  // namespace ferry::offload

@@ -1,0 +1,251 @@
+// Live offload on the host: ferryd with a render device ("surfaceless": a second llvmpipe
+// context standing in for the dGPU), clients sent there by a rule or by their environment,
+// frames carried by the system-memory ring. Pixels come back through screencopy; bytes and
+// frame counts from ferryd's --stats line "offload (...): MODE N frames B bytes".
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <set>
+#include <thread>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <string>
+
+#include "harness.hpp"
+#include "presentation_sample.hpp"
+#include "util/png.hpp"
+#include "util/region.hpp"
+#include "wl_client.hpp"
+
+using namespace std::chrono_literals;
+
+namespace ferry::itest {
+namespace {
+
+using ferry::Rect;
+
+constexpr int32_t kX = 32, kY = 32;  // the first window's cascade slot
+
+struct ModeTotals {
+  unsigned long long frames = 0, bytes = 0;
+};
+
+// Parses "offload (...): rgb 3 frames 360000 bytes, nv12 ..." from ferryd's log.
+std::map<std::string, ModeTotals> offload_totals(const std::string& log) {
+  std::map<std::string, ModeTotals> out;
+  size_t at = log.rfind("offload (render device");
+  if (at == std::string::npos) return out;
+  size_t colon = log.find("):", at);
+  size_t end = log.find('\n', at);
+  std::string line = log.substr(colon + 2, end - colon - 2);
+  size_t pos = 0;
+  while (pos < line.size()) {
+    char mode[32];
+    ModeTotals t;
+    int used = 0;
+    if (std::sscanf(line.c_str() + pos, " %31[a-z0-9-] %llu frames %llu bytes%n", mode, &t.frames,
+                    &t.bytes, &used) != 3)
+      break;
+    out[mode] = t;
+    pos += size_t(used);
+    if (pos < line.size() && line[pos] == ',') ++pos;
+  }
+  return out;
+}
+
+// A smooth picture with some detail (gradients and a soft ring): what NV12 keeps well.
+uint32_t picture(int32_t x, int32_t y, int32_t w, int32_t h) {
+  double fx = double(x) / w, fy = double(y) / h;
+  double ring = 0.5 + 0.5 * std::sin(20.0 * std::hypot(fx - 0.5, fy - 0.5));
+  auto c = [](double v) { return uint32_t(std::lround(std::clamp(v, 0.0, 1.0) * 255)); };
+  return 0xff000000u | c(fx) << 16 | c(0.3 + 0.5 * ring * fy) << 8 | c(1 - fx * fy);
+}
+
+void fill(ShmBuffer* b, uint32_t (*f)(int32_t, int32_t, int32_t, int32_t)) {
+  for (int32_t y = 0; y < b->height; ++y) {
+    auto* row = reinterpret_cast<uint32_t*>(b->data + size_t(y) * size_t(b->stride));
+    for (int32_t x = 0; x < b->width; ++x) row[x] = f(x, y, b->width, b->height);
+  }
+}
+
+// Commits 'b' with damage and waits until that frame was presented.
+void show(WlClient& c, Toplevel& top, ShmBuffer* b, Rect damage) {
+  Sample s;
+  wl_surface_attach(top.surface, b->buffer, 0, 0);
+  wl_surface_damage_buffer(top.surface, damage.x, damage.y, damage.width, damage.height);
+  wp_presentation_feedback_add_listener(wp_presentation_feedback(c.presentation, top.surface),
+                                        &kPresentationSampleListener, &s);
+  wl_surface_commit(top.surface);
+  auto deadline = std::chrono::steady_clock::now() + 20s;
+  while (!s.presented && !s.discarded && std::chrono::steady_clock::now() < deadline)
+    ASSERT_TRUE(c.dispatch_for(10));
+  ASSERT_TRUE(s.presented) << "frame never presented";
+}
+
+// PSNR (dB) over the RGB of the window in 'shot' against the client's XRGB pixels.
+double window_psnr(const Image& shot, const ShmBuffer* b, int64_t* exact_mismatch) {
+  double se = 0;
+  int64_t differ = 0;
+  for (int32_t y = 0; y < b->height; ++y) {
+    auto* row = reinterpret_cast<const uint32_t*>(b->data + size_t(y) * size_t(b->stride));
+    for (int32_t x = 0; x < b->width; ++x) {
+      const uint8_t* p = shot.pixel(kX + x, kY + y);
+      int want[3] = {int(row[x] >> 16 & 0xff), int(row[x] >> 8 & 0xff), int(row[x] & 0xff)};
+      bool same = true;
+      for (int i = 0; i < 3; ++i) {
+        double d = double(p[i]) - want[i];
+        se += d * d;
+        same = same && p[i] == want[i];
+      }
+      differ += !same;
+    }
+  }
+  *exact_mismatch = differ;
+  double mse = se / (3.0 * b->width * b->height);
+  return mse == 0 ? 99.0 : 10 * std::log10(255.0 * 255.0 / mse);
+}
+
+// Captures output 0 and compares the window with 'b': PSNR, *mismatch = pixels not exact.
+double captured_psnr(WlClient& c, const ShmBuffer* b, int64_t* mismatch) {
+  Image shot;
+  std::string err;
+  EXPECT_TRUE(c.capture(0, &shot, &err)) << err;
+  if (shot.width < kX + b->width || shot.height < kY + b->height) {
+    *mismatch = -1;
+    return 0;
+  }
+  return window_psnr(shot, b, mismatch);
+}
+
+class Offload : public ::testing::Test {
+ protected:
+  // ferryd with the surfaceless render device and a rule for this test binary.
+  void start(const std::string& rule_body) {
+    std::string cfg = tmp_.path() + "/ferry.toml";
+    std::ofstream(cfg) << "[[rule]]\nname = \"offload-test\"\nexe = \"*/integration-offload\"\n"
+                       << rule_body;
+    ASSERT_TRUE(f_.start({"--render-device", "surfaceless", "--config", cfg, "--output",
+                          "640x480@60", "--stats"}));
+    std::string err;
+    c_ = WlClient::connect(f_.socket_path(), &err);
+    ASSERT_TRUE(c_) << err;
+  }
+  std::map<std::string, ModeTotals> stop() {
+    c_.reset();
+    EXPECT_EQ(f_.stop(), 0) << f_.log();
+    return offload_totals(f_.log());
+  }
+
+  TempDir tmp_;
+  Ferryd f_;
+  std::unique_ptr<WlClient> c_;
+};
+
+TEST_F(Offload, RgbRuleCarriesExactPixelsAtFourBytesPerPixel) {
+  start("gpu = \"discrete\"\ntransfer = \"rgb\"\n");
+  Toplevel top = c_->create_toplevel();
+  const int32_t w = 200, h = 150;
+  ShmBuffer* b = c_->create_buffer(w, h, WL_SHM_FORMAT_XRGB8888, 0);
+  fill(b, picture);
+  show(*c_, top, b, {0, 0, w, h});
+  fill(b, [](int32_t x, int32_t y, int32_t cw, int32_t ch) { return picture(cw - 1 - x, y, cw, ch); });
+  show(*c_, top, b, {0, 0, w, h});
+  int64_t mismatch = 0;
+  double psnr = captured_psnr(*c_, b, &mismatch);
+  EXPECT_EQ(mismatch, 0) << "rgb must be bit-exact (PSNR " << psnr << " dB)";
+  auto totals = stop();
+  ASSERT_EQ(totals.count("rgb"), 1u) << f_.log();
+  EXPECT_EQ(totals["rgb"].frames, 2u);
+  EXPECT_EQ(totals["rgb"].bytes, 2ull * w * h * 4);
+  EXPECT_NE(f_.log().find("offloaded: rule 'offload-test'"), std::string::npos) << f_.log();
+}
+
+TEST_F(Offload, Nv12RuleCarriesThreeEighthsOfTheBytesAtHighPsnr) {
+  start("gpu = \"discrete\"\ntransfer = \"nv12\"\n");
+  Toplevel top = c_->create_toplevel();
+  const int32_t w = 200, h = 150;
+  ShmBuffer* b = c_->create_buffer(w, h, WL_SHM_FORMAT_XRGB8888, 0);
+  fill(b, picture);
+  show(*c_, top, b, {0, 0, w, h});
+  int64_t mismatch = 0;
+  double psnr = captured_psnr(*c_, b, &mismatch);
+  std::printf("nv12 over the live path: RGB PSNR %.2f dB, %lld of %d pixels not exact\n", psnr,
+              static_cast<long long>(mismatch), w * h);
+  EXPECT_GE(psnr, 35.0);
+  EXPECT_GT(mismatch, 0) << "4:2:0 cannot be exact on this picture: was it sent as rgb?";
+  auto totals = stop();
+  ASSERT_EQ(totals.count("nv12"), 1u) << f_.log();
+  EXPECT_EQ(totals["nv12"].frames, 1u);
+  EXPECT_EQ(totals["nv12"].bytes * 8, 3ull * w * h * 4) << "NV12 is 0.375x RGBA8";
+}
+
+TEST_F(Offload, TilesRuleSendsOnlyTheChangedTilesExactly) {
+  start("gpu = \"discrete\"\ntransfer = \"tiles\"\n");
+  Toplevel top = c_->create_toplevel();
+  const int32_t w = 256, h = 128;  // 8 x 4 tiles of 32 x 32
+  ShmBuffer* b = c_->create_buffer(w, h, WL_SHM_FORMAT_XRGB8888, 0);
+  fill(b, picture);
+  show(*c_, top, b, {0, 0, w, h});
+  const int changes = 6;
+  for (int i = 0; i < changes; ++i) {
+    // One tile's worth (1/32 of the frame) changes per commit, and only it is damaged.
+    Rect r{(i * 3 % 8) * 32, (i % 4) * 32, 32, 32};
+    for (int32_t y = r.y; y < r.y + r.height; ++y) {
+      auto* row = reinterpret_cast<uint32_t*>(b->data + size_t(y) * size_t(b->stride));
+      for (int32_t x = r.x; x < r.x + r.width; ++x) row[x] = 0xff000000u | uint32_t(i * 40) << 8 | uint32_t(x ^ y);
+    }
+    show(*c_, top, b, r);
+  }
+  int64_t mismatch = 0;
+  captured_psnr(*c_, b, &mismatch);
+  EXPECT_EQ(mismatch, 0) << "tiles must be bit-exact";
+  auto totals = stop();
+  ASSERT_EQ(totals.count("tiles"), 1u) << f_.log();
+  EXPECT_EQ(totals["tiles"].frames, unsigned(1 + changes));
+  const double rgb = double(w) * h * 4;
+  // The first frame sends every tile; each later one at most its dirty fraction + 3 %.
+  const double bound = rgb * 1.03 + changes * rgb * (1.0 / 32 + 0.03);
+  std::printf("tiles: %llu bytes for %d frames (rgb would be %.0f)\n", totals["tiles"].bytes,
+              1 + changes, rgb * (1 + changes));
+  EXPECT_LE(double(totals["tiles"].bytes), bound);
+}
+
+TEST_F(Offload, OffloadVariableInTheEnvironmentSendsAClientThroughTheEngine) {
+  start("gpu = \"integrated\"\n");  // this test binary itself stays local
+  std::string err;
+  Child offloaded = f_.run_client({"env", "DRI_PRIME=1", "weston-simple-shm"}, "shm-prime");
+  Child local = f_.run_client({"weston-simple-shm"}, "shm-local");
+  // Wait (bounded, not timed) for the offloaded client's first frame to cross.
+  auto deadline = std::chrono::steady_clock::now() + 60s;
+  while (f_.log().find("new -> ") == std::string::npos && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(50ms);
+  ASSERT_TRUE(offloaded.running()) << offloaded.log();
+  ASSERT_TRUE(local.running()) << local.log();
+  auto totals = stop();
+  offloaded.kill_with(SIGTERM);
+  local.kill_with(SIGTERM);
+  offloaded.wait(5s);
+  local.wait(5s);
+  ASSERT_FALSE(totals.empty()) << f_.log();
+  unsigned long long frames = 0;
+  for (const auto& [mode, t] : totals) frames += t.frames;
+  EXPECT_GT(frames, 0u);
+  const std::string log = f_.log();
+  EXPECT_NE(log.find("offloaded: the client's environment has DRI_PRIME=1"), std::string::npos)
+      << log;
+  // Only one surface crossed: the local client never got a lane.
+  std::set<std::string> lanes;
+  for (size_t at = log.find("offload: wl_surface@"); at != std::string::npos;
+       at = log.find("offload: wl_surface@", at + 1))
+    lanes.insert(log.substr(at, log.find(' ', at + 10) - at));
+  EXPECT_EQ(lanes.size(), 1u) << log;
+}
+
+}  // namespace
+}  // namespace ferry::itest
