@@ -116,6 +116,9 @@ class Output {
   // Screen capture (screencopy) reads the composed frame: whether the frame on screen was
   // composed whole (no surface on its own plane), and a request that the next frame is.
   bool front_is_complete() const { return front_complete_; }
+  // Damage not yet drawn into a presented frame: committed contents the screen does not
+  // show yet (a capture must wait for the frame that draws it).
+  bool has_pending_damage() const { return !damage_.empty() || (frame_in_flight_ && in_flight_has_content_); }
   void request_capture();
 
   // Called by the backend when a vblank happened; 'new_content' tells whether the frame

@@ -70,8 +70,10 @@ class Frame {
       return;
     }
     // Copy after the next presentation; without damage requirement, at once if the frame
-    // on screen was composed whole (not with surfaces on their own planes).
-    if (!with_damage && output_->front_is_complete() && output_->backend()->front_target()) {
+    // on screen was composed whole (not with surfaces on their own planes) and shows every
+    // commit made so far (no damage waits to be drawn or presented).
+    if (!with_damage && output_->front_is_complete() && output_->backend()->front_target() &&
+        !output_->has_pending_damage()) {
       do_copy();
       return;
     }
@@ -103,6 +105,10 @@ class Frame {
       output_->request_capture();
       return;
     }
+    // Commits that arrived after this frame was composed: the next frame draws them. A
+    // client that commits without waiting for frame callbacks may keep damage pending at
+    // every vblank; after a few frames the capture takes the frame it has.
+    if (!with_damage_ && output_->has_pending_damage() && ++pending_waits_ <= 3) return;
     do_copy();
   }
 
@@ -135,6 +141,7 @@ class Frame {
   Rect rect_;
   wl_resource* buffer_ = nullptr;
   bool used_ = false, done_ = false, with_damage_ = false, damaged_ = false;
+  int pending_waits_ = 0;  // presents waited for damage still to be drawn
   Listener present_listener_, frame_listener_, buffer_destroyed_;
 };
 
