@@ -177,11 +177,20 @@ void XdgPopup::send_configure_events(const XdgConfigure& c) {
                            c.popup_box.height);
 }
 
-bool XdgPopup::pre_commit() {
-  if (!parent_ && !dismissed_) {
-    wl_resource* err = wm_resource_of(xdg_);
+bool XdgPopup::pre_commit(bool will_have_buffer) {
+  if (dismissed_) return true;
+  wl_resource* err = wm_resource_of(xdg_);
+  if (!parent_) {
     wl_resource_post_error(err ? err : resource_, XDG_WM_BASE_ERROR_INVALID_POPUP_PARENT,
                            "xdg_popup committed without a parent");
+    return false;
+  }
+  // "The parent of an xdg_popup must be mapped (see the xdg_surface description) before
+  // the xdg_popup itself." Checked when this commit would map the popup.
+  if (will_have_buffer && !mapped() && !parent_->mapped()) {
+    wl_resource_post_error(err ? err : resource_, XDG_WM_BASE_ERROR_INVALID_POPUP_PARENT,
+                           "xdg_popup mapped before its parent (xdg_surface@%u) was mapped",
+                           parent_->resource() ? wl_resource_get_id(parent_->resource()) : 0u);
     return false;
   }
   return true;

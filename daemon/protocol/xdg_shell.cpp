@@ -532,7 +532,7 @@ bool XdgSurface::pre_commit(Surface& s) {
     return false;
   }
   if (toplevel_ && !toplevel_->pre_commit()) return false;
-  if (popup_ && !popup_->pre_commit()) return false;
+  if (popup_ && !popup_->pre_commit(will_have_buffer)) return false;
   return true;
 }
 

@@ -295,7 +295,9 @@ class XdgPopup {
   // Called by XdgSurface.
   void fill_configure(XdgConfigure& c);
   void send_configure_events(const XdgConfigure& c);
-  bool pre_commit();
+  // False after posting an error: no parent, or this commit maps the popup (a buffer)
+  // while its parent is not mapped.
+  bool pre_commit(bool will_have_buffer);
   void apply_configure(const XdgConfigure& c);
   void post_commit();
   void unmap();

@@ -38,6 +38,30 @@ wl_shm_pool* pool_4k(WlClient& c) {
   return p;
 }
 
+// A configured (acked) popup of 'parent' with a 'w' x 'h' buffer of 'pixel' attached and
+// committed: the commit that maps it.
+void map_popup(WlClient& c, xdg_surface* parent, int32_t w, int32_t h, uint32_t pixel) {
+  wl_surface* s = wl_compositor_create_surface(c.compositor);
+  xdg_surface* xs = xdg_wm_base_get_xdg_surface(c.wm_base, s);
+  static uint32_t serial;
+  serial = 0;
+  static const xdg_surface_listener listener = {
+      [](void*, xdg_surface*, uint32_t sn) { serial = sn; }};
+  xdg_surface_add_listener(xs, &listener, nullptr);
+  xdg_positioner* pos = xdg_wm_base_create_positioner(c.wm_base);
+  xdg_positioner_set_size(pos, w, h);
+  xdg_positioner_set_anchor_rect(pos, 0, 0, 1, 1);
+  xdg_surface_get_popup(xs, parent, pos);
+  xdg_positioner_destroy(pos);
+  wl_surface_commit(s);
+  for (int i = 0; i < 50 && serial == 0; ++i)
+    if (c.roundtrip() < 0) return;
+  xdg_surface_ack_configure(xs, serial);
+  wl_surface_attach(s, c.create_buffer(w, h, WL_SHM_FORMAT_XRGB8888, pixel)->buffer, 0, 0);
+  wl_surface_damage_buffer(s, 0, 0, w, h);
+  wl_surface_commit(s);
+}
+
 std::vector<MisuseCase> cases() {
   return {
       {"ack_configure with a serial never sent",
@@ -54,6 +78,12 @@ std::vector<MisuseCase> cases() {
          wl_surface_commit(t.surface);
        },
        "xdg_surface", XDG_SURFACE_ERROR_UNCONFIGURED_BUFFER},
+      {"xdg_popup mapped while its parent toplevel was never mapped",
+       [](WlClient& c) {
+         Toplevel parent = c.create_toplevel(true);  // configured, never given a buffer
+         map_popup(c, parent.xdg, 20, 10, 0xff0000ffu);
+       },
+       "xdg_wm_base", XDG_WM_BASE_ERROR_INVALID_POPUP_PARENT},
       {"get_toplevel twice on one xdg_surface",
        [](WlClient& c) {
          Toplevel t = c.create_toplevel(true);
@@ -199,4 +229,29 @@ TEST(Misuse, EachCaseGetsTheSpecifiedErrorWhileAnotherClientKeepsItsFrameRate) {
 }
 
 }  // namespace
+// The valid order: a popup of a mapped toplevel maps and is shown.
+TEST(Misuse, PopupOfAMappedParentIsShown) {
+  Ferryd f;
+  ASSERT_TRUE(f.start({"--output", "640x480@60"}));
+  std::string err;
+  auto c = WlClient::connect(f.socket_path(), &err);
+  ASSERT_TRUE(c) << err;
+  Toplevel parent = c->create_toplevel(true);
+  wl_surface_attach(parent.surface, c->create_buffer(100, 80, WL_SHM_FORMAT_XRGB8888, 0xffff0000u)->buffer, 0, 0);
+  wl_surface_commit(parent.surface);
+  map_popup(*c, parent.xdg, 20, 10, 0xff0000ffu);
+  // No wait: a capture shows every commit made before it (the screencopy waits for the
+  // frame that draws them).
+  ASSERT_GE(c->roundtrip(), 0) << "the popup of a mapped parent was refused";
+  Image shot;
+  ASSERT_TRUE(c->capture(0, &shot, &err)) << err;
+  size_t blue = 0;
+  for (int32_t y = 0; y < shot.height; ++y)
+    for (int32_t x = 0; x < shot.width; ++x) {
+      const uint8_t* p = shot.pixel(x, y);
+      blue += p[0] == 0 && p[1] == 0 && p[2] == 0xff;
+    }
+  EXPECT_EQ(blue, 20u * 10u);
+}
+
 }  // namespace ferry::itest
