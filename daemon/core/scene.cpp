@@ -43,9 +43,11 @@ void View::unmap() {
 
 void View::damage_whole() {
   if (!mapped_) return;
+  // This view's own tree only: the cost follows its surfaces, not the whole scene's.
+  std::vector<SceneItem> items;
+  scene_.collect_view(*this, items);
   Region r;
-  for (const SceneItem& it : scene_.collect())
-    if (scene_.view_of(*it.surface) == this) r.add(it.box);
+  for (const SceneItem& it : items) r.add(it.box);
   scene_.damage(r);
 }
 
@@ -87,6 +89,10 @@ void Scene::collect_tree(Surface& s, int32_t x, int32_t y, std::vector<SceneItem
   if (s.has_content()) out.push_back({&s, Rect{x, y, s.width(), s.height()}});
   for (Subsurface* sub : s.children_above())
     collect_tree(sub->surface(), x + sub->x(), y + sub->y(), out);
+}
+
+void Scene::collect_view(const View& v, std::vector<SceneItem>& out) const {
+  collect_tree(v.surface(), v.x(), v.y(), out);
 }
 
 std::vector<SceneItem> Scene::collect() const {

@@ -68,6 +68,8 @@ class Scene {
 
   // All mapped surfaces with content, bottom to top, with layout boxes.
   std::vector<SceneItem> collect() const;
+  // The same for one view's tree (mapped or not), appended to 'out'.
+  void collect_view(const View& v, std::vector<SceneItem>& out) const;
   // Topmost surface whose input region contains the layout point; surface-local coords out.
   Surface* surface_at(double x, double y, double* sx, double* sy) const;
   // Layout position of any surface in a mapped view's tree; false if not in the scene.

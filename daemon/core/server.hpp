@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/output.hpp"
@@ -84,6 +85,16 @@ class Server {
   // Every live surface, in creation order (frame callbacks of surfaces on no output go to
   // the first output).
   std::vector<Surface*>& surfaces() { return surfaces_; }
+  // Live wl_surfaces of one client (core/limits.hpp caps it); Surface keeps it current.
+  uint32_t surface_count(wl_client* client) const {
+    auto it = surface_counts_.find(client);
+    return it == surface_counts_.end() ? 0 : it->second;
+  }
+  void count_surface(wl_client* client, int delta) {
+    uint32_t& n = surface_counts_[client];
+    n = uint32_t(int64_t(n) + delta);
+    if (n == 0) surface_counts_.erase(client);
+  }
 
   // Adds an output at runtime (the headless backend and tests use it).
   Output* add_headless_output(const OutputMode& mode);
@@ -118,6 +129,7 @@ class Server {
   gbm_device* owned_gbm_ = nullptr;
   std::unique_ptr<KmsBackend> kms_;
   SurfaceTransferPath* transfer_path_ = nullptr;
+  std::unordered_map<wl_client*, uint32_t> surface_counts_;
   std::unique_ptr<EglContext> egl_;
   std::unique_ptr<Renderer> renderer_;
   std::unique_ptr<Seat> seat_;

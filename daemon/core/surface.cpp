@@ -30,9 +30,12 @@ Surface::Surface(Server& server, wl_client* client, uint32_t version, uint32_t i
   }
   wl_resource_set_implementation(resource_, &kSurfaceImpl, this, &Surface::handle_resource_destroy);
   server_.surfaces().push_back(this);
+  client_ = client;
+  server_.count_surface(client_, +1);
 }
 
 Surface::~Surface() {
+  if (client_) server_.count_surface(client_, -1);
   auto& all = server_.surfaces();
   all.erase(std::remove(all.begin(), all.end(), this), all.end());
   // Callbacks die with the surface; feedback is discarded (presentation-time spec).

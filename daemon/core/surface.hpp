@@ -131,6 +131,8 @@ class Surface {
   // Subsurface tree, bottom to top; the parent itself sits at 'self_index'.
   std::vector<Subsurface*>& children_below() { return below_; }
   std::vector<Subsurface*>& children_above() { return above_; }
+  const std::vector<Subsurface*>& children_below() const { return below_; }
+  const std::vector<Subsurface*>& children_above() const { return above_; }
   Subsurface* as_subsurface() const;
 
   // Frame callbacks and feedback of committed state, waiting for a presentation.
@@ -164,6 +166,7 @@ class Surface {
 
   Server& server_;
   wl_resource* resource_;
+  wl_client* client_ = nullptr;  // counted in Server::surface_count while the surface lives
   uint64_t id_;
   SurfaceState pending_;
   SurfaceState current_;

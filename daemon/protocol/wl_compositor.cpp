@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "core/limits.hpp"
 #include "core/scene.hpp"
 #include "core/server.hpp"
 #include "core/surface.hpp"
@@ -146,6 +147,12 @@ void surface_offset(wl_client*, wl_resource* r, int32_t x, int32_t y) {
 
 void compositor_create_surface(wl_client* client, wl_resource* r, uint32_t id) {
   auto* server = static_cast<Server*>(wl_resource_get_user_data(r));
+  if (server->surface_count(client) >= limits::kMaxSurfacesPerClient) {
+    wl_client_post_implementation_error(
+        client, "wl_compositor.create_surface: more than %u wl_surfaces (ferryd's limit)",
+        limits::kMaxSurfacesPerClient);
+    return;
+  }
   new Surface(*server, client, uint32_t(wl_resource_get_version(r)), id);
 }
 
@@ -220,6 +227,31 @@ bool is_ancestor(const Surface& candidate, const Surface& of) {
   return false;
 }
 
+// Nesting level of s (0: no subsurface role); stops counting past 'cap'.
+int depth_of(const Surface& s, int cap) {
+  int d = 0;
+  for (const Surface* cur = &s; d <= cap;) {
+    Subsurface* sub = cur->as_subsurface();
+    if (!sub || !sub->parent()) break;
+    cur = sub->parent();
+    ++d;
+  }
+  return d;
+}
+
+// Levels of subsurfaces below s (0: none); stops descending past 'cap'. The walk visits at
+// most the client's surfaces (limits::kMaxSurfacesPerClient).
+int height_of(const Surface& s, int cap) {
+  if (cap < 0) return 0;
+  int h = 0;
+  for (const auto* list : {&s.children_below(), &s.children_above()})
+    for (const Subsurface* sub : *list) {
+      h = std::max(h, 1 + height_of(sub->surface(), cap - 1));
+      if (h > cap) return h;
+    }
+  return h;
+}
+
 void subcompositor_destroy(wl_client*, wl_resource* r) { wl_resource_destroy(r); }
 
 void subcompositor_get_subsurface(wl_client* client, wl_resource* r, uint32_t id,
@@ -227,6 +259,16 @@ void subcompositor_get_subsurface(wl_client* client, wl_resource* r, uint32_t id
   Surface* surface = Surface::from_resource(surface_res);
   Surface* parent = Surface::from_resource(parent_res);
   if (!surface || !parent) return;
+  // Depth first: it bounds the ancestor walk below.
+  const int max = limits::kMaxSubsurfaceDepth;
+  int depth = depth_of(*parent, max) + 1;
+  if (depth <= max) depth += height_of(*surface, max - depth);
+  if (depth > max) {
+    wl_client_post_implementation_error(
+        client, "wl_subcompositor.get_subsurface: subsurfaces nested deeper than %d levels "
+        "(ferryd's limit)", max);
+    return;
+  }
   if (surface == parent || is_ancestor(*surface, *parent)) {
     wl_resource_post_error(r, WL_SUBCOMPOSITOR_ERROR_BAD_SURFACE,
                            "wl_surface@%u cannot be a subsurface of itself or its descendant",
