@@ -25,6 +25,13 @@ Subsurface::Subsurface(Surface& surface, Surface& parent, wl_resource* resource)
   // A new subsurface starts at the top of its parent's stack.
   parent.children_above().push_back(this);
   parent_destroy_.connect(&parent.on_destroy, [this](void*) { detach_from_parent(); });
+  // Runs while the surface is still whole (on_destroy comes before its teardown), so the
+  // destructor below may still use it. Found by ASan: a client tearing down with its
+  // wl_surface destroyed before the wl_subsurface made the destructor read freed memory.
+  surface_destroy_.connect(&surface.on_destroy, [this](void*) {
+    wl_resource_set_user_data(resource_, nullptr);
+    delete this;
+  });
 }
 
 Subsurface::~Subsurface() {

@@ -222,6 +222,9 @@ class Subsurface final : public SurfaceRole {
   bool has_pending_pos_ = false;
   bool sync_ = true;
   Listener parent_destroy_;
+  // The wl_surface going first makes the wl_subsurface inert: this object is deleted then
+  // and the resource's user data cleared (requests become no-ops).
+  Listener surface_destroy_;
 };
 
 }  // namespace ferry

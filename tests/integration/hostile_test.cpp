@@ -107,5 +107,43 @@ INSTANTIATE_TEST_SUITE_P(
       return std::string(i.param.deep ? "Deep" : "Wide");
     });
 
+// wl_subsurface: "If the wl_surface associated with the wl_subsurface is destroyed, the
+// wl_subsurface object becomes inert." Requests on it afterwards are no-ops, and tearing a
+// client down in any order is safe (ASan found a use-after-free here).
+TEST(HostileOrder, SurfaceDestroyedBeforeItsSubsurface) {
+  Ferryd f;
+  ASSERT_TRUE(f.start({"--output", "640x480@60"}));
+  std::string err;
+  auto c = WlClient::connect(f.socket_path(), &err);
+  ASSERT_TRUE(c) << err;
+  Toplevel top = c->create_toplevel();
+  wl_surface_attach(top.surface, c->create_buffer(64, 64, WL_SHM_FORMAT_XRGB8888, 0xff204080u)->buffer, 0, 0);
+  wl_surface* child = wl_compositor_create_surface(c->compositor);
+  wl_subsurface* sub = wl_subcompositor_get_subsurface(c->subcompositor, child, top.surface);
+  wl_surface_attach(child, c->create_buffer(16, 16, WL_SHM_FORMAT_XRGB8888, 0xffff0000u)->buffer, 0, 0);
+  wl_surface_commit(child);
+  wl_surface_commit(top.surface);
+  ASSERT_GE(c->roundtrip(), 0);
+  wl_surface_destroy(child);
+  wl_subsurface_set_position(sub, 5, 5);      // inert: nothing happens
+  wl_subsurface_place_above(sub, top.surface);
+  wl_subsurface_set_desync(sub);
+  wl_surface_commit(top.surface);
+  ASSERT_GE(c->roundtrip(), 0) << "a request on an inert wl_subsurface was refused";
+  wl_subsurface_destroy(sub);
+  ASSERT_GE(c->roundtrip(), 0);
+  // And a client that goes away with a subsurface whose surface died first.
+  wl_surface* child2 = wl_compositor_create_surface(c->compositor);
+  wl_subcompositor_get_subsurface(c->subcompositor, child2, top.surface);
+  wl_surface_destroy(child2);
+  ASSERT_GE(c->roundtrip(), 0);
+  c.reset();
+  auto fresh = WlClient::connect(f.socket_path(), &err);
+  ASSERT_TRUE(fresh) << "ferryd died: " << err << "\n" << f.log();
+  EXPECT_GE(fresh->roundtrip(), 0);
+  fresh.reset();
+  EXPECT_EQ(f.stop(), 0) << f.log();
+}
+
 }  // namespace
 }  // namespace ferry::itest
