@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "core/buffer.hpp"
+#include "core/output.hpp"
 #include "core/server.hpp"
 #include "core/surface.hpp"
 #include "render/renderer.hpp"
@@ -38,6 +39,19 @@ bool lane_format(uint32_t drm_format) {
     default:
       return false;
   }
+}
+
+// The surface's commit rate from its last second of commits: n intervals between the
+// oldest kept commit and this one. Until there are a few, the refresh of its output (a
+// client drawing at every frame callback commits at that rate).
+template <typename Lane>
+double commit_rate(const Lane& lane, Clock::time_point now, Surface& surface) {
+  if (lane.window.size() >= 3) {
+    double span = std::chrono::duration<double>(now - lane.window.front().first).count();
+    if (span > 0) return double(lane.window.size()) / span;
+  }
+  if (Output* o = surface.primary_output()) return o->mode().refresh_mhz / 1000.0;
+  return 60.0;
 }
 
 bool is_tiles(TransferMode m) { return m == TransferMode::tiles || m == TransferMode::tiles_nv12; }
@@ -178,7 +192,7 @@ bool OffloadEngine::transfer_shm(Surface& surface, ShmBuffer& buffer, const Regi
   in.link_bytes_per_s = options_.link_bytes_per_s;
   in.width = w;
   in.height = h;
-  in.commit_hz = lane->window.empty() ? 60.0 : double(lane->window.size() + 1);
+  in.commit_hz = commit_rate(*lane, now, surface);
   in.damage_fraction = double(damage.area()) / (double(w) * double(h));
   in.damage_rects = int32_t(damage.rects().size());
   in.src_gpu_ms = lane->pack_ms;

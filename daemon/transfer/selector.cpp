@@ -109,6 +109,11 @@ std::string fmt(const char* f, double a) {
   return buf;
 }
 
+// Bytes per second for people: GB/s from 1 GB/s up, MB/s below (10^6 / 10^9 bytes).
+std::string rate(double bytes_per_s) {
+  return bytes_per_s >= 1e9 ? fmt("%.2f GB/s", bytes_per_s / 1e9) : fmt("%.1f MB/s", bytes_per_s / 1e6);
+}
+
 }  // namespace
 
 std::optional<AppClass> parse_app_class(std::string_view s) {
@@ -221,8 +226,8 @@ const Decision& ModeSelector::decide(const SelectorInputs& in) {
     }
     d.mode = current_;
     d.reason = std::string(to_string(d.mode)) + ": " + why + "; needs " +
-               fmt("%.2f GB/s", mode_bytes_per_s(d.mode, in) / 1e9) +
-               (in.link_bytes_per_s > 0 ? " of " + fmt("%.2f GB/s", in.link_bytes_per_s / 1e9) : "") +
+               rate(mode_bytes_per_s(d.mode, in)) +
+               (in.link_bytes_per_s > 0 ? " of " + rate(in.link_bytes_per_s) : "") +
                ", damage " + fmt("%.0f%%", in.damage_fraction * 100) + ", app " +
                std::string(to_string(in.app_class));
   }

@@ -125,10 +125,11 @@ double captured_psnr(WlClient& c, const ShmBuffer* b, int64_t* mismatch) {
 
 class Offload : public ::testing::Test {
  protected:
-  // ferryd with the surfaceless render device and a rule for this test binary.
-  void start(const std::string& rule_body) {
+  // ferryd with the surfaceless render device and a rule for this test binary; 'head'
+  // goes before the rule (global tables).
+  void start(const std::string& rule_body, const std::string& head = "") {
     std::string cfg = tmp_.path() + "/ferry.toml";
-    std::ofstream(cfg) << "[[rule]]\nname = \"offload-test\"\nexe = \"*/integration-offload\"\n"
+    std::ofstream(cfg) << head << "[[rule]]\nname = \"offload-test\"\nexe = \"*/integration-offload\"\n"
                        << rule_body;
     ASSERT_TRUE(f_.start({"--render-device", "surfaceless", "--config", cfg, "--output",
                           "640x480@60", "--stats"}));
@@ -245,6 +246,67 @@ TEST_F(Offload, OffloadVariableInTheEnvironmentSendsAClientThroughTheEngine) {
        at = log.find("offload: wl_surface@", at + 1))
     lanes.insert(log.substr(at, log.find(' ', at + 10) - at));
   EXPECT_EQ(lanes.size(), 1u) << log;
+}
+
+// Runs weston-simple-shm (250x250, a new frame at every frame callback: ~15 MB/s of RGBA
+// at 60 Hz) with DRI_PRIME=1 until 'until' appears in ferryd's log (bounded by 60 s), then
+// for an observation window, and returns ferryd's per-mode totals and log.
+std::map<std::string, ModeTotals> run_simple_shm(Ferryd& f, const std::string& until,
+                                                 std::chrono::seconds window, std::string* log) {
+  Child client = f.run_client({"env", "DRI_PRIME=1", "weston-simple-shm"}, "shm");
+  auto deadline = std::chrono::steady_clock::now() + 60s;
+  while (std::chrono::steady_clock::now() < deadline && client.running() &&
+         f.log().find(until) == std::string::npos)
+    std::this_thread::sleep_for(50ms);
+  std::this_thread::sleep_for(window);
+  EXPECT_TRUE(client.running()) << client.log();
+  EXPECT_EQ(f.stop(), 0) << f.log();
+  client.kill_with(SIGTERM);
+  client.wait(5s);
+  *log = f.log();
+  return offload_totals(*log);
+}
+
+size_t count_of(const std::string& s, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
+  return n;
+}
+
+// A link too slow for the client's RGBA stream but wide enough for NV12: the selector
+// moves to a 4:2:0 mode after its hysteresis and stays there.
+TEST_F(Offload, AutomaticModeFitsTheLinkWithoutFlapping) {
+  start("gpu = \"discrete\"\n", "[gpu]\nlink_capacity_mb_per_s = 10\n");
+  c_.reset();  // the test's own connection is not needed
+  std::string log;
+  // 250x250 at 60 Hz: rgb needs 15 MB/s (150 % of the link), nv12 5.6 MB/s (56 %).
+  auto totals = run_simple_shm(f_, " -> nv12", 5s, &log);
+  unsigned long long yuv420 = totals["nv12"].frames + totals["tiles-nv12"].frames;
+  unsigned long long all = 0;
+  for (const auto& [mode, t] : totals) all += t.frames;
+  std::printf("automatic at 10 MB/s: %llu frames, %llu of them 4:2:0; %zu mode changes\n", all,
+              yuv420, count_of(log, " -> "));
+  ASSERT_NE(log.find(" -> nv12"), std::string::npos) << "never moved to nv12\n" << log;
+  // At most the first frames go out in another mode, until a challenger has won 3 frames
+  // in a row.
+  EXPECT_LE(all - yuv420, 4u) << log;
+  // The first decision ("new -> ..."), at most one switch, no flapping in the 5 s after.
+  EXPECT_LE(count_of(log, " -> "), 2u) << log;
+  EXPECT_EQ(log.rfind(" -> "), log.rfind(" -> nv12")) << "the last switch left nv12\n" << log;
+}
+
+// Class technical never gets 4:2:0, even when only 4:2:0 would fit the link.
+TEST_F(Offload, TechnicalClassNeverGetsChromaSubsampling) {
+  start("gpu = \"discrete\"\n",
+        "[gpu]\nlink_capacity_mb_per_s = 10\n"
+        "[[rule]]\nname = \"cad\"\nexe = \"*/weston-simple-shm\"\ngpu = \"discrete\"\n"
+        "class = \"technical\"\n");
+  c_.reset();
+  std::string log;
+  auto totals = run_simple_shm(f_, "new -> ", 2s, &log);
+  ASSERT_FALSE(totals.empty()) << log;
+  EXPECT_NE(log.find("app technical"), std::string::npos) << log;
+  EXPECT_EQ(totals.count("nv12") + totals.count("p010") + totals.count("tiles-nv12"), 0u) << log;
 }
 
 }  // namespace
