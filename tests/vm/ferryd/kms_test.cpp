@@ -330,3 +330,106 @@ TEST_F(KmsFerryd, WestonSimpleEglIsPresented) {
 
 }  // namespace
 }  // namespace ferry::itest
+
+namespace ferry::itest {
+namespace {
+
+// Live offload on a real kernel: vkms displays, vgem is the render device (GBM + EGL on its
+// primary node, kms_swrast), the frame crosses through the sysmem ring, and the writeback
+// connector shows what the CRTC scanned out. A rule for this test binary fixes the mode.
+struct OffloadRun {
+  Image wb;
+  std::string log;
+};
+
+uint32_t offload_pattern(int32_t x, int32_t y) {
+  // Smooth ramps with a soft diagonal: exact for rgb, close for 4:2:0.
+  uint32_t r = uint32_t(x * 255 / 199), g = uint32_t(y * 255 / 149), b = uint32_t((x + y) * 255 / 348);
+  return 0xff000000u | r << 16 | g << 8 | b;
+}
+
+void offload_run(const std::string& dir, const std::string& mode, OffloadRun* out) {
+  std::string cfg = dir + "/ferry-" + mode + ".toml", wb = dir + "/wb-" + mode + ".png";
+  FILE* f = std::fopen(cfg.c_str(), "w");
+  ASSERT_TRUE(f);
+  std::fprintf(f, "[[rule]]\nname = \"guest-offload\"\nexe = \"*/vm-ferryd-kms-test\"\n"
+                  "gpu = \"discrete\"\ntransfer = \"%s\"\n", mode.c_str());
+  std::fclose(f);
+  Ferryd fd;
+  ASSERT_TRUE(fd.start({"--backend", "kms", "--render-device", "/dev/dri/card1", "--config", cfg,
+                        "--stats", "--writeback-screenshot", wb}));
+  std::string err;
+  auto c = WlClient::connect(fd.socket_path(), &err);
+  ASSERT_TRUE(c) << err;
+  Toplevel top = c->create_toplevel();
+  ShmBuffer* b = c->create_buffer(200, 150, WL_SHM_FORMAT_XRGB8888, 0);
+  for (int32_t y = 0; y < 150; ++y)
+    for (int32_t x = 0; x < 200; ++x)
+      reinterpret_cast<uint32_t*>(b->data + size_t(y) * size_t(b->stride))[x] = offload_pattern(x, y);
+  Sample s;
+  wl_surface_attach(top.surface, b->buffer, 0, 0);
+  wl_surface_damage_buffer(top.surface, 0, 0, 200, 150);
+  wp_presentation_feedback_add_listener(wp_presentation_feedback(c->presentation, top.surface),
+                                        &kPresentationSampleListener, &s);
+  wl_surface_commit(top.surface);
+  auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (!s.presented && !s.discarded && std::chrono::steady_clock::now() < deadline)
+    ASSERT_TRUE(c->dispatch_for(10));
+  ASSERT_TRUE(s.presented) << fd.log();
+  ASSERT_EQ(fd.stop(), 0) << fd.log();  // captures while the window is still up
+  c.reset();
+  out->log = fd.log();
+  ASSERT_TRUE(read_png(wb, &out->wb, &err)) << err << "\n" << out->log;
+}
+
+// Frames and bytes of 'mode' in the --stats line "offload (...): rgb 1 frames 120000 bytes".
+unsigned long long offload_bytes(const std::string& log, const std::string& mode,
+                                 unsigned long long* frames) {
+  size_t at = log.find(" " + mode + " ", log.rfind("offload (render device"));
+  if (at == std::string::npos) return 0;
+  unsigned long long b = 0;
+  if (std::sscanf(log.c_str() + at + mode.size() + 2, "%llu frames %llu bytes", frames, &b) != 2)
+    return 0;
+  return b;
+}
+
+TEST_F(KmsFerryd, OffloadedWindowCrossesFromVgemExactlyInRgbAndAtThreeEighthsInNv12) {
+  OffloadRun rgb, nv12;
+  {
+    SCOPED_TRACE("rgb");
+    offload_run(tmp_.path(), "rgb", &rgb);
+  }
+  {
+    SCOPED_TRACE("nv12");
+    offload_run(tmp_.path(), "nv12", &nv12);
+  }
+  if (HasFatalFailure()) return;
+  EXPECT_NE(rgb.log.find("offload: render device /dev/dri/card1"), std::string::npos) << rgb.log;
+  unsigned long long frames = 0, nv12_frames = 0;
+  const unsigned long long rgb_bytes = offload_bytes(rgb.log, "rgb", &frames);
+  const unsigned long long nv12_bytes = offload_bytes(nv12.log, "nv12", &nv12_frames);
+  EXPECT_GE(frames, 1u) << rgb.log;
+  EXPECT_EQ(rgb_bytes, frames * 200 * 150 * 4) << rgb.log;
+  EXPECT_GE(nv12_frames, 1u) << nv12.log;
+  EXPECT_EQ(nv12_bytes * 8, nv12_frames * 200 * 150 * 4 * 3) << "NV12 is 0.375x RGBA8\n" << nv12.log;
+  // The writeback (what vkms scanned out) against the client's pixels.
+  double se = 0;
+  size_t exact_rgb = 0;
+  for (int32_t y = 0; y < 150; ++y)
+    for (int32_t x = 0; x < 200; ++x) {
+      uint32_t want = offload_pattern(x, y);
+      const uint8_t w[3] = {uint8_t(want >> 16), uint8_t(want >> 8), uint8_t(want)};
+      const uint8_t* p = rgb.wb.pixel(32 + x, 32 + y);
+      exact_rgb += std::memcmp(p, w, 3) == 0;
+      const uint8_t* q = nv12.wb.pixel(32 + x, 32 + y);
+      for (int i = 0; i < 3; ++i) se += (double(q[i]) - w[i]) * (double(q[i]) - w[i]);
+    }
+  double psnr = 10 * std::log10(255.0 * 255.0 / std::max(se / (3.0 * 200 * 150), 1e-9));
+  std::printf("guest offload: rgb %zu of 30000 pixels exact; nv12 RGB-PSNR %.2f dB\n", exact_rgb,
+              psnr);
+  EXPECT_EQ(exact_rgb, size_t(200 * 150));
+  EXPECT_GE(psnr, 35.0);
+}
+
+}  // namespace
+}  // namespace ferry::itest
