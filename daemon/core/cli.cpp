@@ -335,6 +335,7 @@ std::unique_ptr<offload::OffloadEngine> start_offload(Server& server, ServerCont
   }
   offload::EngineOptions opts;
   opts.link_bytes_per_s = double(cfg.link_capacity_bytes_per_s);
+  if (const char* u = std::getenv("FERRY_OFFLOAD_UNFUSED"); u && *u == '1') opts.fused_unpack = false;
   if (opts.link_bytes_per_s == 0)
     if (const gpu::Gpu* r = gpu::find_role(gpus, gpu::Role::render))
       opts.link_bytes_per_s = double(r->link.cur_bytes_per_s());

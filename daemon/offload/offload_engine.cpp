@@ -3,6 +3,7 @@
 #include <GLES3/gl32.h>
 #include <drm_fourcc.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "core/buffer.hpp"
@@ -241,7 +242,10 @@ bool OffloadEngine::transfer_shm(Surface& surface, ShmBuffer& buffer, const Regi
   }
   Clock::time_point t1 = Clock::now();
   const transfer::Packet* carried = ok ? lane->ring.begin_read() : nullptr;
-  ok = carried && lane->dest->consume(*carried, &error);
+  transfer::YuvView planes;
+  bool fused = false;
+  ok = carried && lane->dest->consume(*carried, options_.fused_unpack ? &planes : nullptr, &fused,
+                                      &error);
   uint64_t bytes = carried ? carried->used : 0;
   if (carried) lane->ring.end_read();
   Clock::time_point t2 = Clock::now();
@@ -264,8 +268,20 @@ bool OffloadEngine::transfer_shm(Surface& surface, ShmBuffer& buffer, const Regi
   ModeTotals& t = totals_[mode];
   t.frames++;
   t.bytes += bytes;
-  tex = Renderer::borrow(lane->dest->texture(), lane->dest->width(), lane->dest->height(),
-                         !has_alpha(fourcc));
+  if (fused) {
+    // The renderer samples the planes and converts per fragment (no RGBA intermediate).
+    YuvPlanes y;
+    for (int i = 0; i < 3; ++i) y.tex[i] = planes.tex[i];
+    y.semiplanar = planes.semiplanar;
+    y.shift = planes.shift;
+    std::copy(std::begin(planes.origin), std::end(planes.origin), y.origin);
+    std::copy(std::begin(planes.to_rgb), std::end(planes.to_rgb), y.to_rgb);
+    std::copy(std::begin(planes.offset), std::end(planes.offset), y.offset);
+    tex = Renderer::borrow_yuv(y, w, h);
+  } else {
+    tex = Renderer::borrow(lane->dest->texture(), lane->dest->width(), lane->dest->height(),
+                           !has_alpha(fourcc));
+  }
   return true;
 }
 

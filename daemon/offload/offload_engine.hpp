@@ -34,6 +34,9 @@ namespace ferry::offload {
 
 struct EngineOptions {
   double link_bytes_per_s = 0;  // capacity for the selector; 0 = unknown (plenty)
+  // YUV modes: composition samples the planes and converts per fragment (no RGBA
+  // intermediate texture). Off (FERRY_OFFLOAD_UNFUSED=1): the destination stage unpacks.
+  bool fused_unpack = true;
 };
 
 class OffloadEngine final : public SurfaceTransferPath {

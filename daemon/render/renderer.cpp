@@ -65,6 +65,26 @@ std::unique_ptr<SurfaceTexture> Renderer::borrow(GLuint texture, int32_t width, 
   return t;
 }
 
+std::unique_ptr<SurfaceTexture> Renderer::borrow_yuv(const YuvPlanes& planes, int32_t width,
+                                                     int32_t height) {
+  auto t = borrow(0, width, height, true);
+  t->has_yuv_ = true;
+  t->yuv_ = planes;
+  return t;
+}
+
+GLuint Renderer::yuv_program(bool semiplanar) {
+  GLuint& prog = yuv_prog_[semiplanar ? 1 : 0];
+  if (prog) return prog;
+  std::string error;
+  prog = link_program("blit.vert", "transfer_unpack.frag",
+                      semiplanar ? "#define BLIT 1\n#define SEMIPLANAR 1\n"
+                                 : "#define BLIT 1\n#define PLANAR444 1\n",
+                      &error);
+  if (!prog) log_warn("renderer: fused YUV program: %s", error.c_str());
+  return prog;
+}
+
 const std::vector<uint32_t>& Renderer::shm_formats() {
   static const std::vector<uint32_t> formats = [] {
     std::vector<uint32_t> v;
@@ -107,6 +127,8 @@ std::unique_ptr<Renderer> Renderer::create(EglContext& egl, int batch_rects, std
 Renderer::~Renderer() {
   if (!egl_ || !egl_->make_current()) return;
   glDeleteProgram(blit_prog_);
+  for (GLuint p : yuv_prog_)
+    if (p) glDeleteProgram(p);
   glDeleteProgram(blit_opaque_prog_);
   glDeleteProgram(fill_prog_);
   glDeleteBuffers(1, &vbo_);
@@ -254,14 +276,34 @@ FrameStats Renderer::render(const RenderTarget& target, const FrameInput& frame)
     // linux-dmabuf y_invert: the buffer's first row is the bottom of the picture.
     if (it.texture->y_inverted()) unit_to_tex = Mat3::translate(0, 1) * Mat3::scale(1, -1) * unit_to_tex;
     Mat3 fb_to_tex = unit_to_tex * (l2f * unit_to_layout).inverse();
-    GLuint prog = it.texture->opaque() ? blit_opaque_prog_ : blit_prog_;
+    const YuvPlanes* yuv = it.texture->yuv();
+    GLuint prog = yuv ? yuv_program(yuv->semiplanar)
+                      : it.texture->opaque() ? blit_opaque_prog_ : blit_prog_;
+    if (!prog) continue;
     glUseProgram(prog);
     glUniformMatrix3fv(glGetUniformLocation(prog, "u_proj"), 1, GL_FALSE, proj.data());
     auto tex = fb_to_tex.gl();
     glUniformMatrix3fv(glGetUniformLocation(prog, "u_tex"), 1, GL_FALSE, tex.data());
-    glUniform1i(glGetUniformLocation(prog, "u_sampler"), 0);
     glUniform1f(glGetUniformLocation(prog, "u_alpha"), it.alpha);
-    glBindTexture(GL_TEXTURE_2D, it.texture->id());
+    if (yuv) {
+      // Fused unpack: the planes themselves, converted per fragment.
+      static const char* const kPlanes[3] = {"u_y", "u_uv", "u_v"};
+      for (int i = 0; i < 3; ++i) {
+        glActiveTexture(GLenum(GL_TEXTURE0 + i));
+        glBindTexture(GL_TEXTURE_2D, yuv->tex[i] ? yuv->tex[i] : yuv->tex[1]);
+        glUniform1i(glGetUniformLocation(prog, kPlanes[i]), i);
+      }
+      glActiveTexture(GL_TEXTURE0);
+      glUniform2i(glGetUniformLocation(prog, "u_size"), it.texture->width(), it.texture->height());
+      glUniform1ui(glGetUniformLocation(prog, "u_shift"), yuv->shift);
+      glUniform2f(glGetUniformLocation(prog, "u_origin"), yuv->origin[0], yuv->origin[1]);
+      glUniformMatrix3fv(glGetUniformLocation(prog, "u_to_rgb"), 1, GL_TRUE, yuv->to_rgb);
+      glUniform3f(glGetUniformLocation(prog, "u_offset"), yuv->offset[0], yuv->offset[1],
+                  yuv->offset[2]);
+    } else {
+      glUniform1i(glGetUniformLocation(prog, "u_sampler"), 0);
+      glBindTexture(GL_TEXTURE_2D, it.texture->id());
+    }
     std::vector<Rect> rects = fb_clip.rects();
     stats.rects += uint32_t(rects.size());
     draw_rects(rects, stats);

@@ -24,6 +24,17 @@ struct DmabufAttributes;
 class EglContext;
 class ShmBuffer;
 
+// Planes of a YUV frame that composition samples directly (the transfer engine's fused
+// unpack): integer textures, codes exact; the maths of shaders/transfer_unpack.frag.
+struct YuvPlanes {
+  GLuint tex[3] = {0, 0, 0};  // Y; CbCr (semiplanar) or Cb; Cr (planar)
+  bool semiplanar = true;     // NV12/P010; false: 4:4:4
+  uint32_t shift = 0;         // P010: 6
+  float origin[2] = {0, 0};   // chroma siting in luma pixels
+  float to_rgb[9] = {};       // row-major
+  float offset[3] = {};
+};
+
 // A client buffer's contents on the GPU. Owned by the Surface; the renderer fills it.
 class SurfaceTexture {
  public:
@@ -39,6 +50,8 @@ class SurfaceTexture {
   // A texture another object owns (the transfer engine's destination): never uploaded
   // into or deleted through this wrapper.
   bool borrowed() const { return !owned_; }
+  // Non-null: YUV planes sampled by the composition shader instead of id().
+  const YuvPlanes* yuv() const { return has_yuv_ ? &yuv_ : nullptr; }
 
  private:
   friend class Renderer;
@@ -48,6 +61,8 @@ class SurfaceTexture {
   bool opaque_ = false;
   bool y_inverted_ = false;
   bool owned_ = true;
+  bool has_yuv_ = false;
+  YuvPlanes yuv_;
   uint64_t import_id_ = 0;  // id of the DmabufBuffer import this was made from (0: none)
 };
 
@@ -97,6 +112,9 @@ class Renderer {
   // bottom), so the scene can draw it like a client buffer.
   static std::unique_ptr<SurfaceTexture> borrow(GLuint texture, int32_t width, int32_t height,
                                                 bool opaque);
+  // The same for YUV planes (always opaque), composed through the fused unpack shader.
+  static std::unique_ptr<SurfaceTexture> borrow_yuv(const YuvPlanes& planes, int32_t width,
+                                                    int32_t height);
   bool upload_pixels(std::unique_ptr<SurfaceTexture>& tex, const uint8_t* data, int32_t width,
                      int32_t height, int32_t stride, uint32_t drm_format,
                      const Region& buffer_damage, std::string* error);
@@ -131,6 +149,8 @@ class Renderer {
   EglContext* egl_ = nullptr;
   int batch_rects_ = 64;
   GLuint blit_prog_ = 0, blit_opaque_prog_ = 0, fill_prog_ = 0;
+  GLuint yuv_prog_[2] = {0, 0};  // fused unpack: [0] 4:4:4, [1] semiplanar; linked on first use
+  GLuint yuv_program(bool semiplanar);
   GLuint vbo_ = 0, vao_ = 0;
   bool bgra_upload_ = false;  // GL_EXT_texture_format_BGRA8888
   bool bgra_read_ = false;    // GL_EXT_read_format_bgra

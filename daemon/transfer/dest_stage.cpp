@@ -59,6 +59,12 @@ GLuint DestStage::plane(size_t index, GLenum format, int32_t width, int32_t heig
 }
 
 bool DestStage::consume(const Packet& p, std::string* error) {
+  bool fused = false;
+  return consume(p, nullptr, &fused, error);
+}
+
+bool DestStage::consume(const Packet& p, YuvView* fused, bool* fused_used, std::string* error) {
+  *fused_used = false;
   if (!ctx_.make_current()) {
     *error = "destination context: eglMakeCurrent failed";
     return false;
@@ -84,7 +90,8 @@ bool DestStage::consume(const Packet& p, std::string* error) {
     case TransferMode::nv12:
     case TransferMode::p010:
     case TransferMode::yuv444:
-      ok = unpack_yuv(p, error);
+      ok = unpack_yuv(p, fused, error);
+      *fused_used = ok && fused;
       break;
     case TransferMode::tiles:
     case TransferMode::tiles_nv12:
@@ -109,13 +116,15 @@ bool DestStage::consume(const Packet& p, std::string* error) {
   return true;
 }
 
-bool DestStage::unpack_yuv(const Packet& p, std::string* error) {
+bool DestStage::unpack_yuv(const Packet& p, YuvView* fused, std::string* error) {
   const PayloadLayout& l = p.layout;
   const bool ten = l.payload == Payload::p010;
   const bool planar = l.payload == Payload::yuv444;
-  GLuint prog = programs_.graphics("transfer_quad.vert", "transfer_unpack.frag",
-                                   planar ? "#define PLANAR444 1\n" : "#define SEMIPLANAR 1\n", error);
-  if (!prog) return false;
+  GLuint prog = fused ? 0
+                      : programs_.graphics("transfer_quad.vert", "transfer_unpack.frag",
+                                           planar ? "#define PLANAR444 1\n" : "#define SEMIPLANAR 1\n",
+                                           error);
+  if (!fused && !prog) return false;
   auto upload = [&](GLuint tex, int32_t w, int32_t h, GLenum fmt, GLenum type, size_t off) {
     glBindTexture(GL_TEXTURE_2D, tex);
     glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, w, h, fmt, type, reinterpret_cast<void*>(off));
@@ -133,6 +142,18 @@ bool DestStage::unpack_yuv(const Packet& p, std::string* error) {
     tex[1] = plane(1, ten ? GL_RG16UI : GL_RG8UI, l.chroma_width, l.chroma_height);
     upload(tex[1], l.chroma_width, l.chroma_height, GL_RG_INTEGER, type, l.plane_offset[1]);
     tex[2] = tex[1];
+  }
+  if (fused) {
+    const YuvCoeffs k = yuv_coeffs(p.color.matrix, p.color.range, ten ? 10 : 8);
+    *fused = YuvView{};
+    for (int i = 0; i < 3; ++i) fused->tex[i] = tex[i];
+    fused->semiplanar = !planar;
+    fused->shift = ten ? 6u : 0u;
+    fused->origin[0] = float(chroma_origin(p.color.siting, 0));
+    fused->origin[1] = float(chroma_origin(p.color.siting, 1));
+    for (int i = 0; i < 9; ++i) fused->to_rgb[i] = float(k.to_rgb[size_t(i)]);
+    for (int i = 0; i < 3; ++i) fused->offset[i] = float(k.yuv_offset[size_t(i)]);
+    return true;
   }
   glUseProgram(prog);
   const char* names[3] = {"u_y", "u_uv", "u_v"};

@@ -21,6 +21,17 @@
 
 namespace ferry::transfer {
 
+// The planes of a YUV packet left for composition to sample (fused unpack). Textures are
+// the stage's; valid until the next consume().
+struct YuvView {
+  GLuint tex[3] = {0, 0, 0};  // Y; CbCr or Cb; Cr (4:4:4 only)
+  bool semiplanar = true;
+  uint32_t shift = 0;
+  float origin[2] = {0, 0};
+  float to_rgb[9] = {};  // row-major
+  float offset[3] = {};
+};
+
 class DestStage {
  public:
   // 'slots' upload buffers (at least 3), each reused only after its fence signalled.
@@ -32,6 +43,10 @@ class DestStage {
   // Queues upload + rebuild of 'packet' and a fence; returns without waiting for the GPU
   // unless every upload buffer is still in use.
   bool consume(const Packet& packet, std::string* error);
+  // The same, but a YUV packet (nv12, p010, yuv444) is only uploaded: *fused describes its
+  // planes and texture() is left as it was (composition unpacks, no intermediate RGBA
+  // draw). *fused_used says whether that happened; other modes rebuild texture().
+  bool consume(const Packet& packet, YuvView* fused, bool* fused_used, std::string* error);
   // Blocks until the last consume() finished on the GPU (tests and the benchmark).
   bool wait_idle();
   // The persistent RGBA8 copy (0 before the first packet). Rows top to bottom.
@@ -49,7 +64,7 @@ class DestStage {
   };
   explicit DestStage(EglContext& ctx);
   bool ensure_output(int32_t width, int32_t height);
-  bool unpack_yuv(const Packet& p, std::string* error);
+  bool unpack_yuv(const Packet& p, YuvView* fused, std::string* error);
   bool scatter_tiles(const Packet& p, std::string* error);
   GLuint plane(size_t index, GLenum format, int32_t width, int32_t height);
 

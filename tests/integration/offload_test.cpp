@@ -309,5 +309,62 @@ TEST_F(Offload, TechnicalClassNeverGetsChromaSubsampling) {
   EXPECT_EQ(totals.count("nv12") + totals.count("p010") + totals.count("tiles-nv12"), 0u) << log;
 }
 
+// The fused unpack (composition samples the YUV planes) shows exactly what the separate
+// unpack draw into an RGBA texture shows (FERRY_OFFLOAD_UNFUSED=1), for every YUV mode, at
+// the payload size each mode promises.
+struct YuvCase {
+  const char* mode;
+  unsigned long long bytes_per_frame;  // 200 x 150
+};
+
+class OffloadYuv : public ::testing::TestWithParam<YuvCase> {};
+
+TEST_P(OffloadYuv, FusedCompositionEqualsTheUnpackDraw) {
+  const YuvCase& yc = GetParam();
+  Image shots[2];
+  for (int unfused = 0; unfused < 2; ++unfused) {
+    SCOPED_TRACE(unfused ? "unfused" : "fused");
+    if (unfused) setenv("FERRY_OFFLOAD_UNFUSED", "1", 1);
+    TempDir tmp;
+    std::string cfg = tmp.path() + "/ferry.toml";
+    std::ofstream(cfg) << "[[rule]]\nexe = \"*/integration-offload\"\ngpu = \"discrete\"\n"
+                       << "transfer = \"" << yc.mode << "\"\n";
+    Ferryd f;
+    ASSERT_TRUE(f.start({"--render-device", "surfaceless", "--config", cfg, "--output",
+                         "640x480@60", "--stats"}));
+    unsetenv("FERRY_OFFLOAD_UNFUSED");
+    std::string err;
+    auto c = WlClient::connect(f.socket_path(), &err);
+    ASSERT_TRUE(c) << err;
+    Toplevel top = c->create_toplevel();
+    ShmBuffer* b = c->create_buffer(200, 150, WL_SHM_FORMAT_XRGB8888, 0);
+    fill(b, picture);
+    show(*c, top, b, {0, 0, 200, 150});
+    ASSERT_TRUE(c->capture(0, &shots[unfused], &err)) << err;
+    int64_t mismatch = 0;
+    double psnr = window_psnr(shots[unfused], b, &mismatch);
+    EXPECT_GE(psnr, 35.0) << yc.mode;
+    c.reset();
+    ASSERT_EQ(f.stop(), 0) << f.log();
+    auto totals = offload_totals(f.log());
+    EXPECT_EQ(totals[yc.mode].frames, 1u) << f.log();
+    EXPECT_EQ(totals[yc.mode].bytes, yc.bytes_per_frame) << f.log();
+    if (!unfused) std::printf("%s fused: RGB-PSNR %.2f dB\n", yc.mode, psnr);
+  }
+  ASSERT_EQ(shots[0].rgba.size(), shots[1].rgba.size());
+  size_t differ = 0;
+  for (size_t i = 0; i < shots[0].rgba.size(); i += 4)
+    differ += std::memcmp(&shots[0].rgba[i], &shots[1].rgba[i], 3) != 0;
+  EXPECT_EQ(differ, 0u) << "fused and unfused unpack disagree on " << differ << " pixels";
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, OffloadYuv,
+                         ::testing::Values(YuvCase{"nv12", 200ull * 150 * 3 / 2},
+                                           YuvCase{"yuv444", 200ull * 150 * 3},
+                                           YuvCase{"p010", 200ull * 150 * 3}),
+                         [](const ::testing::TestParamInfo<YuvCase>& i) {
+                           return std::string(i.param.mode);
+                         });
+
 }  // namespace
 }  // namespace ferry::itest
