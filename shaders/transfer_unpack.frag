@@ -19,8 +19,13 @@ out vec4 o_color;
 in vec2 v_tex;         // 0..1 over the frame, rows top to bottom
 uniform float u_alpha;
 #endif
+#ifdef FILTERED
+// NV12 as normalized textures (R8, RG8): one fetch for Y, two gathers for the chroma sites.
+uniform highp sampler2D u_yf;
+uniform highp sampler2D u_uvf;
+#endif
 
-#ifdef SEMIPLANAR
+#if defined(SEMIPLANAR) && !defined(FILTERED)
 vec2 chroma_code(ivec2 c, ivec2 csize) {
   c = clamp(c, ivec2(0), csize - 1);
   return vec2(texelFetch(u_uv, c, 0).rg >> u_shift);
@@ -34,8 +39,24 @@ void main() {
 #else
   ivec2 p = ivec2(gl_FragCoord.xy);
 #endif
+#ifdef FILTERED
+  // Codes are exact: k / 255 back to k. The four chroma sites come in two gathers (Cb, Cr)
+  // and are mixed in float exactly as the integer path below does.
+  float y = round(texelFetch(u_yf, p, 0).r * 255.0);
+  vec2 csz = vec2((u_size + 1) / 2);
+  vec2 c = (vec2(p) - u_origin) * 0.5;
+  vec2 c0 = floor(c);
+  vec2 f = c - c0;
+  vec2 at = (c0 + 1.0) / csz;  // the middle of sites c0 and c0 + 1: their 2x2 footprint
+  // textureGather order: x (0,1), y (1,1), z (1,0), w (0,0) in (column, row) offsets.
+  vec4 cb = round(textureGather(u_uvf, at, 0) * 255.0);
+  vec4 cr = round(textureGather(u_uvf, at, 1) * 255.0);
+  vec2 uv = mix(mix(vec2(cb.w, cr.w), vec2(cb.z, cr.z), f.x),
+                mix(vec2(cb.x, cr.x), vec2(cb.y, cr.y), f.x), f.y);
+#else
   float y = float(texelFetch(u_y, p, 0).r >> u_shift);
-#ifdef SEMIPLANAR
+#endif
+#if defined(SEMIPLANAR) && !defined(FILTERED)
   ivec2 csize = (u_size + 1) / 2;
   vec2 c = (vec2(p) - u_origin) * 0.5;
   vec2 c0 = floor(c);
@@ -44,7 +65,7 @@ void main() {
   vec2 uv = mix(mix(chroma_code(i0, csize), chroma_code(i0 + ivec2(1, 0), csize), f.x),
                 mix(chroma_code(i0 + ivec2(0, 1), csize), chroma_code(i0 + ivec2(1, 1), csize), f.x),
                 f.y);
-#else
+#elif !defined(FILTERED)
   vec2 uv = vec2(float(texelFetch(u_uv, p, 0).r), float(texelFetch(u_v, p, 0).r));
 #endif
   vec3 rgb = u_to_rgb * (vec3(y, uv) - u_offset);

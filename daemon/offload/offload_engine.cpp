@@ -273,6 +273,7 @@ bool OffloadEngine::transfer_shm(Surface& surface, ShmBuffer& buffer, const Regi
     YuvPlanes y;
     for (int i = 0; i < 3; ++i) y.tex[i] = planes.tex[i];
     y.semiplanar = planes.semiplanar;
+    y.filtered = planes.filtered;
     y.shift = planes.shift;
     std::copy(std::begin(planes.origin), std::end(planes.origin), y.origin);
     std::copy(std::begin(planes.to_rgb), std::end(planes.to_rgb), y.to_rgb);

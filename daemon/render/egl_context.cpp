@@ -147,12 +147,15 @@ GLuint compile(GLenum type, std::string_view text, std::string_view defines,
                std::string_view label, std::string* error) {
   std::string src(text);
   if (!defines.empty()) {
-    // Defines go right after the mandatory #version line.
+    // Defines go right after the mandatory #version line; defines that start with their own
+    // #version line replace the file's (a variant needing a newer GLSL ES).
     size_t eol = src.find('\n');
-    if (src.rfind("#version", 0) == 0 && eol != std::string::npos)
-      src.insert(eol + 1, defines);
-    else
+    if (src.rfind("#version", 0) == 0 && eol != std::string::npos) {
+      if (defines.rfind("#version", 0) == 0) src.erase(0, eol + 1);
+      src.insert(src.rfind("#version", 0) == 0 ? eol + 1 : 0, defines);
+    } else {
       src.insert(0, defines);
+    }
   }
   GLuint sh = glCreateShader(type);
   const char* p = src.c_str();

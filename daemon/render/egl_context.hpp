@@ -64,8 +64,8 @@ class EglContext {
 };
 
 // Compiles and links a GLSL ES program from embedded shader files. 'defines' is inserted
-// after the #version line (e.g. "#define NV12 1\n"). Returns 0 and fills *error with the
-// info log on failure.
+// after the #version line (e.g. "#define NV12 1\n"); defines starting with a #version line
+// replace the files' own. Returns 0 and fills *error with the info log on failure.
 GLuint link_program(std::string_view vert_file, std::string_view frag_file,
                     std::string_view defines, std::string* error);
 GLuint link_compute_program(std::string_view comp_file, std::string_view defines,

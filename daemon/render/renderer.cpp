@@ -73,14 +73,15 @@ std::unique_ptr<SurfaceTexture> Renderer::borrow_yuv(const YuvPlanes& planes, in
   return t;
 }
 
-GLuint Renderer::yuv_program(bool semiplanar) {
-  GLuint& prog = yuv_prog_[semiplanar ? 1 : 0];
+GLuint Renderer::yuv_program(const YuvPlanes& planes) {
+  const int variant = planes.filtered ? 2 : planes.semiplanar ? 1 : 0;
+  GLuint& prog = yuv_prog_[variant];
   if (prog) return prog;
+  static const char* const kDefines[3] = {
+      "#define BLIT 1\n#define PLANAR444 1\n", "#define BLIT 1\n#define SEMIPLANAR 1\n",
+      "#version 310 es\n#define BLIT 1\n#define SEMIPLANAR 1\n#define FILTERED 1\n"};
   std::string error;
-  prog = link_program("blit.vert", "transfer_unpack.frag",
-                      semiplanar ? "#define BLIT 1\n#define SEMIPLANAR 1\n"
-                                 : "#define BLIT 1\n#define PLANAR444 1\n",
-                      &error);
+  prog = link_program("blit.vert", "transfer_unpack.frag", kDefines[variant], &error);
   if (!prog) log_warn("renderer: fused YUV program: %s", error.c_str());
   return prog;
 }
@@ -277,7 +278,7 @@ FrameStats Renderer::render(const RenderTarget& target, const FrameInput& frame)
     if (it.texture->y_inverted()) unit_to_tex = Mat3::translate(0, 1) * Mat3::scale(1, -1) * unit_to_tex;
     Mat3 fb_to_tex = unit_to_tex * (l2f * unit_to_layout).inverse();
     const YuvPlanes* yuv = it.texture->yuv();
-    GLuint prog = yuv ? yuv_program(yuv->semiplanar)
+    GLuint prog = yuv ? yuv_program(*yuv)
                       : it.texture->opaque() ? blit_opaque_prog_ : blit_prog_;
     if (!prog) continue;
     glUseProgram(prog);
@@ -288,10 +289,11 @@ FrameStats Renderer::render(const RenderTarget& target, const FrameInput& frame)
     if (yuv) {
       // Fused unpack: the planes themselves, converted per fragment.
       static const char* const kPlanes[3] = {"u_y", "u_uv", "u_v"};
+      static const char* const kFiltered[3] = {"u_yf", "u_uvf", "u_v"};
       for (int i = 0; i < 3; ++i) {
         glActiveTexture(GLenum(GL_TEXTURE0 + i));
         glBindTexture(GL_TEXTURE_2D, yuv->tex[i] ? yuv->tex[i] : yuv->tex[1]);
-        glUniform1i(glGetUniformLocation(prog, kPlanes[i]), i);
+        glUniform1i(glGetUniformLocation(prog, (yuv->filtered ? kFiltered : kPlanes)[i]), i);
       }
       glActiveTexture(GL_TEXTURE0);
       glUniform2i(glGetUniformLocation(prog, "u_size"), it.texture->width(), it.texture->height());

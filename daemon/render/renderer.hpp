@@ -29,6 +29,7 @@ class ShmBuffer;
 struct YuvPlanes {
   GLuint tex[3] = {0, 0, 0};  // Y; CbCr (semiplanar) or Cb; Cr (planar)
   bool semiplanar = true;     // NV12/P010; false: 4:4:4
+  bool filtered = false;      // NV12 as R8 + RG8 normalized: chroma sites by textureGather
   uint32_t shift = 0;         // P010: 6
   float origin[2] = {0, 0};   // chroma siting in luma pixels
   float to_rgb[9] = {};       // row-major
@@ -149,8 +150,8 @@ class Renderer {
   EglContext* egl_ = nullptr;
   int batch_rects_ = 64;
   GLuint blit_prog_ = 0, blit_opaque_prog_ = 0, fill_prog_ = 0;
-  GLuint yuv_prog_[2] = {0, 0};  // fused unpack: [0] 4:4:4, [1] semiplanar; linked on first use
-  GLuint yuv_program(bool semiplanar);
+  GLuint yuv_prog_[3] = {0, 0, 0};  // fused unpack: 4:4:4, semiplanar, filtered NV12 (lazy)
+  GLuint yuv_program(const YuvPlanes& planes);
   GLuint vbo_ = 0, vao_ = 0;
   bool bgra_upload_ = false;  // GL_EXT_texture_format_BGRA8888
   bool bgra_read_ = false;    // GL_EXT_read_format_bgra

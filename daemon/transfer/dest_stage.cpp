@@ -120,6 +120,9 @@ bool DestStage::unpack_yuv(const Packet& p, YuvView* fused, std::string* error) 
   const PayloadLayout& l = p.layout;
   const bool ten = l.payload == Payload::p010;
   const bool planar = l.payload == Payload::yuv444;
+  // textureGather (GLSL ES 3.10) lets composition fetch NV12's chroma sites in two calls.
+  const GlCaps& caps = ctx_.caps();
+  const bool gather = caps.gles_major > 3 || (caps.gles_major == 3 && caps.gles_minor >= 1);
   GLuint prog = fused ? 0
                       : programs_.graphics("transfer_quad.vert", "transfer_unpack.frag",
                                            planar ? "#define PLANAR444 1\n" : "#define SEMIPLANAR 1\n",
@@ -135,6 +138,13 @@ bool DestStage::unpack_yuv(const Packet& p, YuvView* fused, std::string* error) 
       tex[i] = plane(i, GL_R8UI, l.width, l.height);
       upload(tex[i], l.width, l.height, GL_RED_INTEGER, GL_UNSIGNED_BYTE, l.plane_offset[i]);
     }
+  } else if (fused && !ten && gather) {
+    // Fused NV12: normalized planes (composition gathers the chroma sites).
+    tex[0] = plane(7, GL_R8, l.width, l.height);
+    upload(tex[0], l.width, l.height, GL_RED, GL_UNSIGNED_BYTE, l.plane_offset[0]);
+    tex[1] = plane(8, GL_RG8, l.chroma_width, l.chroma_height);
+    upload(tex[1], l.chroma_width, l.chroma_height, GL_RG, GL_UNSIGNED_BYTE, l.plane_offset[1]);
+    tex[2] = tex[1];
   } else {
     const GLenum type = ten ? GL_UNSIGNED_SHORT : GL_UNSIGNED_BYTE;
     tex[0] = plane(0, ten ? GL_R16UI : GL_R8UI, l.width, l.height);
@@ -148,6 +158,7 @@ bool DestStage::unpack_yuv(const Packet& p, YuvView* fused, std::string* error) 
     *fused = YuvView{};
     for (int i = 0; i < 3; ++i) fused->tex[i] = tex[i];
     fused->semiplanar = !planar;
+    fused->filtered = !planar && !ten && gather;
     fused->shift = ten ? 6u : 0u;
     fused->origin[0] = float(chroma_origin(p.color.siting, 0));
     fused->origin[1] = float(chroma_origin(p.color.siting, 1));

@@ -26,6 +26,10 @@ namespace ferry::transfer {
 struct YuvView {
   GLuint tex[3] = {0, 0, 0};  // Y; CbCr or Cb; Cr (4:4:4 only)
   bool semiplanar = true;
+  // NV12 only: R8 / RG8 normalized textures; composition fetches Y and gathers the four
+  // chroma sites in two textureGather calls (the same values and float maths as the
+  // integer path: identical pixels, fewer fetches).
+  bool filtered = false;
   uint32_t shift = 0;
   float origin[2] = {0, 0};
   float to_rgb[9] = {};  // row-major
@@ -80,7 +84,9 @@ class DestStage {
     GLenum format = 0;
     int32_t width = 0, height = 0;
   };
-  PlaneTex planes_[7];  // y, uv/cb, cr, tile stream, tile list, NV12 tile Y and CbCr streams
+  // y, uv/cb, cr, tile stream, tile list, NV12 tile Y and CbCr streams, and for fused NV12
+  // the same Y and CbCr as normalized (R8, RG8 with linear filtering) textures.
+  PlaneTex planes_[9];
 };
 
 }  // namespace ferry::transfer

@@ -1,11 +1,13 @@
 // ferry-bench: benchmarks of ferry's subsystems. Usage:
 //   ferry-bench transfer [--size WxH] [--frames N] [--json] [--cache DIR] [--filter F]
+//   ferry-bench offload [--size WxH] [--frames N] [--json]
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <string>
 
+#include "bench_offload.hpp"
 #include "bench_transfer.hpp"
 
 namespace {
@@ -22,12 +24,46 @@ void usage(FILE* out) {
                "  --modes      rows to run: rgb,nv12,nv12-frag,p010,yuv444,yuv444-frag,tiles,\n"
                "               tiles-nv12 (default all)\n"
                "  --content    content sets: photo,ui_text,game,static_small (default all)\n"
-               "  --filter F   4:2:0 chroma downsampling: box, bilinear or wide (default wide)\n");
+               "  --filter F   4:2:0 chroma downsampling: box, bilinear or wide (default wide)\n"
+               "usage: ferry-bench offload [--size WxH] [--frames N] [--json]\n"
+               "  the display side of an offloaded full-frame surface per mode (fused and\n"
+               "  unpacked YUV) against a local RGBA surface, side by side (default 1920x1080, 5)\n");
 }
 
 }  // namespace
 
+int run_offload(int argc, char** argv) {
+  ferry::bench::OffloadBenchOptions o;
+  for (int i = 2; i < argc; ++i) {
+    std::string a = argv[i];
+    const char* v = i + 1 < argc ? argv[i + 1] : nullptr;
+    if (a == "--size" && v) {
+      if (std::sscanf(v, "%dx%d", &o.width, &o.height) != 2 || o.width <= 0 || o.height <= 0 ||
+          o.width > 16384 || o.height > 16384) {
+        std::fprintf(stderr, "ferry-bench: --size wants WxH, e.g. 1920x1080\n");
+        return 2;
+      }
+      ++i;
+    } else if (a == "--frames" && v) {
+      o.frames = std::atoi(v);
+      if (o.frames < 1 || o.frames > 10000) {
+        std::fprintf(stderr, "ferry-bench: --frames wants 1..10000\n");
+        return 2;
+      }
+      ++i;
+    } else if (a == "--json") {
+      o.json = true;
+    } else {
+      std::fprintf(stderr, "ferry-bench offload: unknown option or missing value: %s\n", a.c_str());
+      usage(stderr);
+      return 2;
+    }
+  }
+  return ferry::bench::run_offload_bench(o);
+}
+
 int main(int argc, char** argv) {
+  if (argc >= 2 && std::strcmp(argv[1], "offload") == 0) return run_offload(argc, argv);
   if (argc < 2 || std::strcmp(argv[1], "transfer") != 0) {
     usage(argc >= 2 && (!std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) ? stdout : stderr);
     return argc >= 2 && (!std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) ? 0 : 2;
