@@ -26,6 +26,9 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 constexpr int kSlots = 3;  // read-back buffers, ring packets and upload buffers per lane
+// Lanes (GL buffers and textures on both devices) alive at once; later surfaces are
+// composed locally, with a warning, until a lane frees up.
+constexpr size_t kMaxLanes = 64;
 
 double ms_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
@@ -76,6 +79,9 @@ struct OffloadEngine::Lane {
   transfer::ModeSelector selector;
   bool has_mode = false;
   TransferMode mode = TransferMode::rgb;
+  // The destination holds a whole frame for the tiles modes to patch: false after a
+  // switch into them (the last frames may have gone out as YUV planes only) or a resize.
+  bool tiles_primed = false;
   std::string reason;
   uint64_t frames = 0;
   uint64_t bytes_last = 0;
@@ -96,6 +102,7 @@ void OffloadEngine::drop_lane(uint64_t surface_id) {
   if (it == lanes_.end()) return;
   std::unique_ptr<Lane> lane = std::move(it->second);
   lanes_.erase(it);
+  lanes_full_logged_ = false;
   {
     RenderDevice::Scope scope(*device_);
     lane->source.reset();
@@ -106,6 +113,10 @@ void OffloadEngine::drop_lane(uint64_t surface_id) {
 
 OffloadEngine::Lane* OffloadEngine::lane_for(Surface& surface, std::string* error) {
   if (auto it = lanes_.find(surface.id()); it != lanes_.end()) return it->second.get();
+  if (lanes_.size() >= kMaxLanes) {
+    *error = "all " + std::to_string(kMaxLanes) + " transfer lanes are in use";
+    return nullptr;
+  }
   auto lane = std::make_unique<Lane>();
   lane->surface = &surface;
   {
@@ -141,8 +152,11 @@ bool OffloadEngine::transfer_shm(Surface& surface, ShmBuffer& buffer, const Regi
   std::string error;
   Lane* lane = lane_for(surface, &error);
   if (!lane) {
-    log_warn("offload: wl_surface@%u: %s; composing it locally",
-             wl_resource_get_id(surface.resource()), error.c_str());
+    // Once per episode: a full engine refuses every commit of the surfaces beyond it.
+    if (!lanes_full_logged_)
+      log_warn("offload: wl_surface@%u: %s; composing it locally",
+               wl_resource_get_id(surface.resource()), error.c_str());
+    lanes_full_logged_ = lanes_.size() >= kMaxLanes;
     return false;
   }
   const int32_t w = buffer.width(), h = buffer.height();
@@ -168,6 +182,7 @@ bool OffloadEngine::transfer_shm(Surface& surface, ShmBuffer& buffer, const Regi
       lane->height = h;
       lane->fourcc = fourcc;
       lane->source->reset_history();
+      lane->tiles_primed = false;
       damage = Region(Rect{0, 0, w, h});
     }
     glBindTexture(GL_TEXTURE_2D, lane->frame_tex);
@@ -206,7 +221,10 @@ bool OffloadEngine::transfer_shm(Surface& surface, ShmBuffer& buffer, const Regi
   std::string reason = pol.reason + "; " + d.reason;
   if (!lane->has_mode || mode != lane->mode) {
     TransferMode from = lane->has_mode ? lane->mode : mode;
-    if (is_tiles(mode)) lane->source->reset_history();  // first tiles frame: all
+    if (is_tiles(mode)) {
+      lane->source->reset_history();  // the first tiles frame sends every tile
+      lane->tiles_primed = false;
+    }
     log_info("offload: wl_surface@%u %dx%d: %s -> %s (%s)", wl_resource_get_id(surface.resource()),
              w, h, lane->has_mode ? std::string(to_string(from)).c_str() : "new",
              std::string(to_string(mode)).c_str(), reason.c_str());
@@ -220,7 +238,9 @@ bool OffloadEngine::transfer_shm(Surface& surface, ShmBuffer& buffer, const Regi
   frame.fourcc = fourcc;
   frame.width = w;
   frame.height = h;
-  if (is_tiles(mode) && !(damage == Region(Rect{0, 0, w, h}))) {
+  // Client damage drives the tiles only once the destination holds a whole frame; until
+  // then the stage compares with its (reset) history, which sends every tile.
+  if (is_tiles(mode) && lane->tiles_primed && !(damage == Region(Rect{0, 0, w, h}))) {
     tile_damage = damage.rects();
     frame.damage = &tile_damage;
   }
@@ -259,6 +279,7 @@ bool OffloadEngine::transfer_shm(Surface& surface, ShmBuffer& buffer, const Regi
 
   lane->has_mode = true;
   lane->mode = mode;
+  lane->tiles_primed = is_tiles(mode);
   lane->reason = std::move(reason);
   lane->frames++;
   lane->bytes_last = bytes;

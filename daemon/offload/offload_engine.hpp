@@ -78,6 +78,7 @@ class OffloadEngine final : public SurfaceTransferPath {
   std::map<uint64_t, std::unique_ptr<Lane>> lanes_;
   std::map<TransferMode, ModeTotals> totals_;
   std::map<uint32_t, bool> refused_formats_;  // logged once each
+  bool lanes_full_logged_ = false;
 };
 
 }  // namespace ferry::offload

@@ -276,15 +276,18 @@ size_t count_of(const std::string& s, const std::string& what) {
 // A link too slow for the client's RGBA stream but wide enough for NV12: the selector
 // moves to a 4:2:0 mode after its hysteresis and stays there.
 TEST_F(Offload, AutomaticModeFitsTheLinkWithoutFlapping) {
-  start("gpu = \"discrete\"\n", "[gpu]\nlink_capacity_mb_per_s = 10\n");
+  // 8 MB/s: nv12 wins from ~26 commits/s up to the 60 Hz refresh, so a loaded machine
+  // that presents fewer frames still sees the same choice (selector weights: link fit
+  // 0.35 against fidelity 0.25, switch margin 0.1).
+  start("gpu = \"discrete\"\n", "[gpu]\nlink_capacity_mb_per_s = 8\n");
   c_.reset();  // the test's own connection is not needed
   std::string log;
-  // 250x250 at 60 Hz: rgb needs 15 MB/s (150 % of the link), nv12 5.6 MB/s (56 %).
+  // 250x250 at 60 Hz: rgb needs 15 MB/s (188 % of the link), nv12 5.6 MB/s (70 %).
   auto totals = run_simple_shm(f_, " -> nv12", 5s, &log);
   unsigned long long yuv420 = totals["nv12"].frames + totals["tiles-nv12"].frames;
   unsigned long long all = 0;
   for (const auto& [mode, t] : totals) all += t.frames;
-  std::printf("automatic at 10 MB/s: %llu frames, %llu of them 4:2:0; %zu mode changes\n", all,
+  std::printf("automatic at 8 MB/s: %llu frames, %llu of them 4:2:0; %zu mode changes\n", all,
               yuv420, count_of(log, " -> "));
   ASSERT_NE(log.find(" -> nv12"), std::string::npos) << "never moved to nv12\n" << log;
   // At most the first frames go out in another mode, until a challenger has won 3 frames
