@@ -82,10 +82,39 @@ TEST(OffloadOverride, SetModeSwitchesTheNextFrame) {
   EXPECT_NE(st.out.find("override nv12"), std::string::npos) << st.out;
   EXPECT_NE(st.out.find("\"BytesPerFrame\":28800"), std::string::npos) << st.out;
 
+  // Then tiles, with damage on one small rectangle only. The destination texture last
+  // held frame 2 (the nv12 frames were composed from their planes), so the first tiles
+  // frame after the switch must send every tile, not just the damaged one.
+  set = test::run_process(
+      {test::ferryctl_path(), "set-mode", "--app", "org.ferry.OverrideTest", "tiles"}, env);
+  ASSERT_EQ(set.exit_code, 0) << set.err;
+  for (int32_t y = 40; y < 56; ++y)
+    for (int32_t x = 40; x < 56; ++x)
+      reinterpret_cast<uint32_t*>(b->data + size_t(y) * size_t(b->stride))[x] = 0xff10e020u;
+  Sample smp;
+  wl_surface_attach(top.surface, b->buffer, 0, 0);
+  wl_surface_damage_buffer(top.surface, 40, 40, 16, 16);
+  wp_presentation_feedback_add_listener(wp_presentation_feedback(c->presentation, top.surface),
+                                        &kPresentationSampleListener, &smp);
+  wl_surface_commit(top.surface);
+  auto deadline = std::chrono::steady_clock::now() + 20s;
+  while (!smp.presented && std::chrono::steady_clock::now() < deadline)
+    ASSERT_TRUE(c->dispatch_for(10));
+  ASSERT_TRUE(smp.presented);
+  st = test::run_process({test::ferryctl_path(), "--json", "status"}, env);
+  ASSERT_EQ(st.exit_code, 0) << st.err;
+  EXPECT_NE(st.out.find("\"TransferMode\":\"tiles\""), std::string::npos) << st.out;
+  size_t at = st.out.find("\"BytesPerFrame\":");
+  ASSERT_NE(at, std::string::npos) << st.out;
+  unsigned long long tiles_bytes = std::strtoull(st.out.c_str() + at + 16, nullptr, 10);
+  EXPECT_GE(tiles_bytes, 160ull * 120 * 4) << "the first tiles frame after nv12 sent only the "
+                                              "damaged tiles\n" << st.out;
+
   ASSERT_EQ(f.stop(), 0) << f.log();
   const std::string log = f.log();
   EXPECT_EQ(frames_of(log, "rgb"), 3u) << log;
   EXPECT_EQ(frames_of(log, "nv12"), 2u) << "the override applies from the next commit\n" << log;
+  EXPECT_EQ(frames_of(log, "tiles"), 1u) << log;
   unsetenv("DBUS_SESSION_BUS_ADDRESS");
 }
 
