@@ -3,6 +3,7 @@
 #include "backend/kms/kms_backend.hpp"
 
 #include <getopt.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -285,6 +286,19 @@ void print_stats(Server& server, double seconds) {
 }
 
 
+// Every client costs ferryd file descriptors (its socket, one per live wl_shm pool, dmabuf
+// planes, syncobjs); the usual soft limit of 1024 is reached by a handful of busy
+// clients. ferryd uses epoll only (no select), so the hard limit is safe to take.
+void raise_fd_limit() {
+  rlimit lim {};
+  if (getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur >= lim.rlim_max) return;
+  rlim_t before = lim.rlim_cur;
+  lim.rlim_cur = lim.rlim_max;
+  if (setrlimit(RLIMIT_NOFILE, &lim) == 0)
+    log_debug("open file limit raised from %llu to %llu", (unsigned long long)before,
+              (unsigned long long)lim.rlim_max);
+}
+
 void ensure_runtime_dir() {
   if (std::getenv("XDG_RUNTIME_DIR")) return;
   // libwayland needs XDG_RUNTIME_DIR for its socket; a bare root shell often lacks it.
@@ -360,6 +374,7 @@ int run_daemon(const CliOptions& cli) {
     return gpu::run_doctor(opts, stdout);
   }
   ensure_runtime_dir();
+  raise_fd_limit();
   // Signals reach the event loop through signalfd. Block them before any thread starts
   // (the display thread, libseat's embedded seatd): a thread that has them unblocked would
   // take the default action and kill the process.

@@ -3,8 +3,11 @@
 // are on counts and order; the times are printed for docs/reliability.md.
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <chrono>
+#include <fstream>
+#include <sstream>
 #include <cstdio>
 #include <thread>
 #include <vector>
@@ -142,6 +145,32 @@ TEST(HostileOrder, SurfaceDestroyedBeforeItsSubsurface) {
   ASSERT_TRUE(fresh) << "ferryd died: " << err << "\n" << f.log();
   EXPECT_GE(fresh->roundtrip(), 0);
   fresh.reset();
+  EXPECT_EQ(f.stop(), 0) << f.log();
+}
+
+// Clients cost ferryd file descriptors (sockets, wl_shm pools, dmabuf planes): it runs
+// with its soft open-file limit raised to the hard one.
+TEST(HostileOrder, FerrydTakesItsHardOpenFileLimit) {
+  // Start it with a soft limit below the hard one (inherited), as a login session does.
+  rlimit ours {};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &ours), 0);
+  if (ours.rlim_max <= 256) GTEST_SKIP() << "hard open-file limit " << ours.rlim_max;
+  rlimit low = ours;
+  low.rlim_cur = 256;
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
+  Ferryd f;
+  bool started = f.start({"--output", "320x240@60"});
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &ours), 0);
+  ASSERT_TRUE(started);
+  std::ifstream in("/proc/" + std::to_string(f.pid()) + "/limits");
+  std::string line, soft, hard;
+  while (std::getline(in, line))
+    if (line.rfind("Max open files", 0) == 0) {
+      std::istringstream fields(line.substr(std::string("Max open files").size()));
+      fields >> soft >> hard;
+    }
+  ASSERT_FALSE(soft.empty()) << "no 'Max open files' in /proc/PID/limits";
+  EXPECT_EQ(soft, hard);
   EXPECT_EQ(f.stop(), 0) << f.log();
 }
 
