@@ -262,7 +262,7 @@ bool OffloadEngine::transfer_shm(Surface& surface, ShmBuffer& buffer, const Regi
   }
   Clock::time_point t1 = Clock::now();
   const transfer::Packet* carried = ok ? lane->ring.begin_read() : nullptr;
-  transfer::YuvView planes;
+  YuvPlanes planes;
   bool fused = false;
   ok = carried && lane->dest->consume(*carried, options_.fused_unpack ? &planes : nullptr, &fused,
                                       &error);
@@ -291,15 +291,7 @@ bool OffloadEngine::transfer_shm(Surface& surface, ShmBuffer& buffer, const Regi
   t.bytes += bytes;
   if (fused) {
     // The renderer samples the planes and converts per fragment (no RGBA intermediate).
-    YuvPlanes y;
-    for (int i = 0; i < 3; ++i) y.tex[i] = planes.tex[i];
-    y.semiplanar = planes.semiplanar;
-    y.filtered = planes.filtered;
-    y.shift = planes.shift;
-    std::copy(std::begin(planes.origin), std::end(planes.origin), y.origin);
-    std::copy(std::begin(planes.to_rgb), std::end(planes.to_rgb), y.to_rgb);
-    std::copy(std::begin(planes.offset), std::end(planes.offset), y.offset);
-    tex = Renderer::borrow_yuv(y, w, h);
+    tex = Renderer::borrow_yuv(planes, w, h);
   } else {
     tex = Renderer::borrow(lane->dest->texture(), lane->dest->width(), lane->dest->height(),
                            !has_alpha(fourcc));

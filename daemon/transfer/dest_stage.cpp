@@ -63,7 +63,7 @@ bool DestStage::consume(const Packet& p, std::string* error) {
   return consume(p, nullptr, &fused, error);
 }
 
-bool DestStage::consume(const Packet& p, YuvView* fused, bool* fused_used, std::string* error) {
+bool DestStage::consume(const Packet& p, YuvPlanes* fused, bool* fused_used, std::string* error) {
   *fused_used = false;
   if (!ctx_.make_current()) {
     *error = "destination context: eglMakeCurrent failed";
@@ -116,7 +116,7 @@ bool DestStage::consume(const Packet& p, YuvView* fused, bool* fused_used, std::
   return true;
 }
 
-bool DestStage::unpack_yuv(const Packet& p, YuvView* fused, std::string* error) {
+bool DestStage::unpack_yuv(const Packet& p, YuvPlanes* fused, std::string* error) {
   const PayloadLayout& l = p.layout;
   const bool ten = l.payload == Payload::p010;
   const bool planar = l.payload == Payload::yuv444;
@@ -155,7 +155,7 @@ bool DestStage::unpack_yuv(const Packet& p, YuvView* fused, std::string* error) 
   }
   if (fused) {
     const YuvCoeffs k = yuv_coeffs(p.color.matrix, p.color.range, ten ? 10 : 8);
-    *fused = YuvView{};
+    *fused = YuvPlanes{};
     for (int i = 0; i < 3; ++i) fused->tex[i] = tex[i];
     fused->semiplanar = !planar;
     fused->filtered = !planar && !ten && gather;

@@ -16,25 +16,11 @@
 #include <vector>
 
 #include "render/egl_context.hpp"
+#include "render/renderer.hpp"
 #include "transfer/gl_util.hpp"
 #include "transfer/ring.hpp"
 
 namespace ferry::transfer {
-
-// The planes of a YUV packet left for composition to sample (fused unpack). Textures are
-// the stage's; valid until the next consume().
-struct YuvView {
-  GLuint tex[3] = {0, 0, 0};  // Y; CbCr or Cb; Cr (4:4:4 only)
-  bool semiplanar = true;
-  // NV12 only: R8 / RG8 normalized textures; composition fetches Y and gathers the four
-  // chroma sites in two textureGather calls (the same values and float maths as the
-  // integer path: identical pixels, fewer fetches).
-  bool filtered = false;
-  uint32_t shift = 0;
-  float origin[2] = {0, 0};
-  float to_rgb[9] = {};  // row-major
-  float offset[3] = {};
-};
 
 class DestStage {
  public:
@@ -48,9 +34,11 @@ class DestStage {
   // unless every upload buffer is still in use.
   bool consume(const Packet& packet, std::string* error);
   // The same, but a YUV packet (nv12, p010, yuv444) is only uploaded: *fused describes its
-  // planes and texture() is left as it was (composition unpacks, no intermediate RGBA
-  // draw). *fused_used says whether that happened; other modes rebuild texture().
-  bool consume(const Packet& packet, YuvView* fused, bool* fused_used, std::string* error);
+  // planes for the renderer (render/renderer.hpp, YuvPlanes; the textures are the stage's,
+  // valid until the next consume) and texture() is left as it was (composition unpacks,
+  // no intermediate RGBA draw). *fused_used says whether that happened; other modes
+  // rebuild texture(). NV12 on GLES >= 3.1 comes as R8 + RG8 planes (YuvPlanes::filtered).
+  bool consume(const Packet& packet, YuvPlanes* fused, bool* fused_used, std::string* error);
   // Blocks until the last consume() finished on the GPU (tests and the benchmark).
   bool wait_idle();
   // The persistent RGBA8 copy (0 before the first packet). Rows top to bottom.
@@ -68,7 +56,7 @@ class DestStage {
   };
   explicit DestStage(EglContext& ctx);
   bool ensure_output(int32_t width, int32_t height);
-  bool unpack_yuv(const Packet& p, YuvView* fused, std::string* error);
+  bool unpack_yuv(const Packet& p, YuvPlanes* fused, std::string* error);
   bool scatter_tiles(const Packet& p, std::string* error);
   GLuint plane(size_t index, GLenum format, int32_t width, int32_t height);
 

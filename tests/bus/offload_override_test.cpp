@@ -25,16 +25,7 @@ void show(WlClient& c, Toplevel& top, ShmBuffer* b, uint32_t seed) {
     for (int32_t x = 0; x < b->width; ++x)
       reinterpret_cast<uint32_t*>(b->data + size_t(y) * size_t(b->stride))[x] =
           0xff000000u | uint32_t((x + seed) & 0xff) << 16 | uint32_t(y & 0xff) << 8 | (seed & 0xff);
-  Sample s;
-  wl_surface_attach(top.surface, b->buffer, 0, 0);
-  wl_surface_damage_buffer(top.surface, 0, 0, b->width, b->height);
-  wp_presentation_feedback_add_listener(wp_presentation_feedback(c.presentation, top.surface),
-                                        &kPresentationSampleListener, &s);
-  wl_surface_commit(top.surface);
-  auto deadline = std::chrono::steady_clock::now() + 20s;
-  while (!s.presented && !s.discarded && std::chrono::steady_clock::now() < deadline)
-    ASSERT_TRUE(c.dispatch_for(10));
-  ASSERT_TRUE(s.presented);
+  ASSERT_TRUE(commit_until_presented(c, top.surface, b->buffer, 0, 0, b->width, b->height));
 }
 
 // "MODE N frames B bytes" of ferryd's --stats offload line; 0 frames when absent.
@@ -91,16 +82,7 @@ TEST(OffloadOverride, SetModeSwitchesTheNextFrame) {
   for (int32_t y = 40; y < 56; ++y)
     for (int32_t x = 40; x < 56; ++x)
       reinterpret_cast<uint32_t*>(b->data + size_t(y) * size_t(b->stride))[x] = 0xff10e020u;
-  Sample smp;
-  wl_surface_attach(top.surface, b->buffer, 0, 0);
-  wl_surface_damage_buffer(top.surface, 40, 40, 16, 16);
-  wp_presentation_feedback_add_listener(wp_presentation_feedback(c->presentation, top.surface),
-                                        &kPresentationSampleListener, &smp);
-  wl_surface_commit(top.surface);
-  auto deadline = std::chrono::steady_clock::now() + 20s;
-  while (!smp.presented && std::chrono::steady_clock::now() < deadline)
-    ASSERT_TRUE(c->dispatch_for(10));
-  ASSERT_TRUE(smp.presented);
+  ASSERT_TRUE(commit_until_presented(*c, top.surface, b->buffer, 40, 40, 16, 16));
   st = test::run_process({test::ferryctl_path(), "--json", "status"}, env);
   ASSERT_EQ(st.exit_code, 0) << st.err;
   EXPECT_NE(st.out.find("\"TransferMode\":\"tiles\""), std::string::npos) << st.out;

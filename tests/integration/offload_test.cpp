@@ -76,16 +76,9 @@ void fill(ShmBuffer* b, uint32_t (*f)(int32_t, int32_t, int32_t, int32_t)) {
 
 // Commits 'b' with damage and waits until that frame was presented.
 void show(WlClient& c, Toplevel& top, ShmBuffer* b, Rect damage) {
-  Sample s;
-  wl_surface_attach(top.surface, b->buffer, 0, 0);
-  wl_surface_damage_buffer(top.surface, damage.x, damage.y, damage.width, damage.height);
-  wp_presentation_feedback_add_listener(wp_presentation_feedback(c.presentation, top.surface),
-                                        &kPresentationSampleListener, &s);
-  wl_surface_commit(top.surface);
-  auto deadline = std::chrono::steady_clock::now() + 20s;
-  while (!s.presented && !s.discarded && std::chrono::steady_clock::now() < deadline)
-    ASSERT_TRUE(c.dispatch_for(10));
-  ASSERT_TRUE(s.presented) << "frame never presented";
+  ASSERT_TRUE(commit_until_presented(c, top.surface, b->buffer, damage.x, damage.y, damage.width,
+                                     damage.height))
+      << "frame never presented";
 }
 
 // PSNR (dB) over the RGB of the window in 'shot' against the client's XRGB pixels.

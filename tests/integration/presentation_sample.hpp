@@ -6,10 +6,12 @@
 #include <time.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <vector>
 
 #include "presentation-time-client-protocol.h"
+#include "wl_client.hpp"
 
 namespace ferry::itest {
 
@@ -42,6 +44,23 @@ inline const wp_presentation_feedback_listener kPresentationSampleListener = {
       static_cast<Sample*>(data)->discarded = true;
       wp_presentation_feedback_destroy(fb);
     }};
+
+// Attaches 'buffer' to 's' with buffer damage (x, y, w, h), commits, and dispatches until
+// that frame was presented (true) or discarded, the connection failed or 'timeout' passed.
+inline bool commit_until_presented(WlClient& c, wl_surface* s, wl_buffer* buffer, int32_t x,
+                                   int32_t y, int32_t w, int32_t h,
+                                   std::chrono::milliseconds timeout = std::chrono::seconds(30)) {
+  Sample smp;
+  wl_surface_attach(s, buffer, 0, 0);
+  wl_surface_damage_buffer(s, x, y, w, h);
+  wp_presentation_feedback_add_listener(wp_presentation_feedback(c.presentation, s),
+                                        &kPresentationSampleListener, &smp);
+  wl_surface_commit(s);
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!smp.presented && !smp.discarded && std::chrono::steady_clock::now() < deadline)
+    if (!c.dispatch_for(10)) return false;
+  return smp.presented;
+}
 
 inline double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());

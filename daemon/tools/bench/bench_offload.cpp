@@ -168,7 +168,7 @@ int run_offload_bench(const OffloadBenchOptions& o) {
       dst->make_current();
       glFinish();
       int64_t a = now_ns();
-      transfer::YuvView planes;
+      YuvPlanes planes;
       bool fused = false;
       if (!dests[i]->consume(r.packet, r.fused ? &planes : nullptr, &fused, &err)) {
         std::fprintf(stderr, "ferry-bench offload: %s: %s\n", r.name.c_str(), err.c_str());
@@ -178,15 +178,7 @@ int run_offload_bench(const OffloadBenchOptions& o) {
       if (frame >= 0) r.consume_ms.push_back((now_ns() - a) / 1e6);
       std::unique_ptr<SurfaceTexture> t;
       if (fused) {
-        YuvPlanes y;
-        std::copy(std::begin(planes.tex), std::end(planes.tex), y.tex);
-        y.semiplanar = planes.semiplanar;
-        y.filtered = planes.filtered;
-        y.shift = planes.shift;
-        std::copy(std::begin(planes.origin), std::end(planes.origin), y.origin);
-        std::copy(std::begin(planes.to_rgb), std::end(planes.to_rgb), y.to_rgb);
-        std::copy(std::begin(planes.offset), std::end(planes.offset), y.offset);
-        t = Renderer::borrow_yuv(y, w, h);
+        t = Renderer::borrow_yuv(planes, w, h);
       } else {
         t = Renderer::borrow(dests[i]->texture(), w, h, true);
       }

@@ -40,16 +40,8 @@ class KmsFerryd : public ::testing::Test {
 // Shows a w x h window of one colour and waits until a frame with it was presented.
 void show_window(WlClient& c, Toplevel& top, int32_t w, int32_t h, uint32_t pixel) {
   ShmBuffer* b = c.create_buffer(w, h, WL_SHM_FORMAT_XRGB8888, pixel);
-  Sample s;
-  wl_surface_attach(top.surface, b->buffer, 0, 0);
-  wl_surface_damage_buffer(top.surface, 0, 0, w, h);
-  wp_presentation_feedback_add_listener(wp_presentation_feedback(c.presentation, top.surface),
-                                        &kPresentationSampleListener, &s);
-  wl_surface_commit(top.surface);
-  auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (!s.presented && !s.discarded && std::chrono::steady_clock::now() < deadline)
-    ASSERT_TRUE(c.dispatch_for(10));
-  ASSERT_TRUE(s.presented) << "the window's first frame was never presented";
+  ASSERT_TRUE(commit_until_presented(c, top.surface, b->buffer, 0, 0, w, h))
+      << "the window's first frame was never presented";
 }
 
 // One run of 90 client frames; *med: the median present delta in ms.
@@ -366,16 +358,7 @@ void offload_run(const std::string& dir, const std::string& mode, OffloadRun* ou
   for (int32_t y = 0; y < 150; ++y)
     for (int32_t x = 0; x < 200; ++x)
       reinterpret_cast<uint32_t*>(b->data + size_t(y) * size_t(b->stride))[x] = offload_pattern(x, y);
-  Sample s;
-  wl_surface_attach(top.surface, b->buffer, 0, 0);
-  wl_surface_damage_buffer(top.surface, 0, 0, 200, 150);
-  wp_presentation_feedback_add_listener(wp_presentation_feedback(c->presentation, top.surface),
-                                        &kPresentationSampleListener, &s);
-  wl_surface_commit(top.surface);
-  auto deadline = std::chrono::steady_clock::now() + 30s;
-  while (!s.presented && !s.discarded && std::chrono::steady_clock::now() < deadline)
-    ASSERT_TRUE(c->dispatch_for(10));
-  ASSERT_TRUE(s.presented) << fd.log();
+  ASSERT_TRUE(commit_until_presented(*c, top.surface, b->buffer, 0, 0, 200, 150)) << fd.log();
   ASSERT_EQ(fd.stop(), 0) << fd.log();  // captures while the window is still up
   c.reset();
   out->log = fd.log();
