@@ -107,6 +107,7 @@ int append_surfaces(sd_bus_message* m, const std::vector<SurfaceInfo>& surfaces)
         .add("MBps", s.mb_per_s)
         .add("Fps", s.fps)
         .add("Carrier", s.carrier)
+        .add("Source", s.source)
         .add("BytesPerFrame", s.bytes_per_frame)
         .add("PackMs", s.pack_ms)
         .add("UnpackMs", s.unpack_ms);

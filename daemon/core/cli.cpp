@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 
 #include "bus/dbus_service.hpp"
 #include "bus/event_loop_source.hpp"
@@ -27,6 +28,7 @@
 #include "core/surface.hpp"
 #include "gpu/doctor.hpp"
 #include "gpu/gpu.hpp"
+#include "protocol/linux_dmabuf.hpp"
 #include "render/egl_context.hpp"
 #include "render/renderer.hpp"
 #include "util/clock.hpp"
@@ -360,6 +362,7 @@ std::unique_ptr<offload::OffloadEngine> start_offload(Server& server, ServerCont
                : "unknown (treated as plenty)");
   auto engine = std::make_unique<offload::OffloadEngine>(server, std::move(device), opts);
   engine->policy = [&control](Surface& s) { return control.offload_policy(s); };
+  engine->client_offloaded = [&control](wl_client* c) { return control.client_offloaded(c); };
   server.set_transfer_path(engine.get());
   return engine;
 }
@@ -395,7 +398,9 @@ int run_daemon(const CliOptions& cli) {
   if (!cfg->path.empty()) log_info("config: %s (%zu rules)", cfg->path.c_str(), cfg->rules.size());
   std::string watch_path = cfg->path.empty() ? config::user_config_path() : cfg->path;
   auto previous = std::make_shared<config::Config>(*cfg);
-  config::ConfigWatcher watcher(watch_path, *cfg, [previous](const config::Config& c) {
+  // Run after each good reload, once the server exists (set below).
+  auto after_reload = std::make_shared<std::function<void()>>();
+  config::ConfigWatcher watcher(watch_path, *cfg, [previous, after_reload](const config::Config& c) {
     log::set_level(c.log_level);
     log_info("config reloaded: %s (%zu rules)", c.path.c_str(), c.rules.size());
     // Rules, log level and transfer defaults apply at once; device and output choices
@@ -408,6 +413,7 @@ int run_daemon(const CliOptions& cli) {
     if (c.backend != previous->backend) restart_note("backend");
     if (c.headless_outputs.size() != previous->headless_outputs.size()) restart_note("outputs");
     *previous = c;
+    if (*after_reload) (*after_reload)();
   });
 
   ServerOptions options = cli.server;
@@ -453,6 +459,12 @@ int run_daemon(const CliOptions& cli) {
   if (gpus.empty()) log_info("no DRM GPU found: composing on the headless backend only");
 
   ServerControl control(server, &watcher, gpus);
+  // Rules decide which clients are offloaded: their dmabuf feedback may name another device.
+  *after_reload = [&server] {
+    wl_client* client = nullptr;
+    wl_client_for_each(client, wl_display_get_client_list(server.display()))
+      linux_dmabuf_client_feedback_changed(server, client);
+  };
   std::unique_ptr<offload::OffloadEngine> offload =
       start_offload(server, control, watcher, gpus, cli.render_device);
   wl_event_source* inotify_src = nullptr;

@@ -171,6 +171,7 @@ std::vector<bus::SurfaceInfo> ServerControl::surfaces() const {
       i.gpu = "render device";
       i.transfer_mode = ti->mode;
       i.carrier = ti->carrier;
+      i.source = ti->source;
       i.reason = ti->reason;
       i.mb_per_s = ti->mb_per_s;
       i.fps = ti->fps;
@@ -194,19 +195,19 @@ std::vector<bus::SurfaceInfo> ServerControl::surfaces() const {
   return out;
 }
 
-OffloadPolicy ServerControl::offload_policy(Surface& surface) const {
+OffloadPolicy ServerControl::client_policy(wl_client* client, const config::Rule** rule_out,
+                                          std::string* app_id) const {
   OffloadPolicy p;
-  wl_client* client = surface.client();
   const config::Config* cfg = watcher_ ? &watcher_->current() : nullptr;
   config::ClientInfo info = client_info(client);
   const config::Rule* rule = cfg ? config::match_rule(*cfg, info) : nullptr;
+  if (rule_out) *rule_out = rule;
+  if (app_id) *app_id = info.app_id;
   auto entry = clients_.find(client);
   const std::string env = entry != clients_.end() ? entry->second->offload_env : std::string();
   if (rule && rule->gpu == config::GpuChoice::integrated) {
     p.reason = "local: " + rule->describe() + " says gpu = \"integrated\"";
-    return p;
-  }
-  if (rule && rule->gpu == config::GpuChoice::discrete) {
+  } else if (rule && rule->gpu == config::GpuChoice::discrete) {
     p.offloaded = true;
     p.reason = "offloaded: " + rule->describe() + " says gpu = \"discrete\"";
   } else if (!env.empty()) {
@@ -214,9 +215,20 @@ OffloadPolicy ServerControl::offload_policy(Surface& surface) const {
     p.reason = "offloaded: the client's environment has " + env;
   } else {
     p.reason = "local: no rule or offload variable sends this client to the render GPU";
-    return p;
   }
-  if (cfg) {
+  return p;
+}
+
+bool ServerControl::client_offloaded(wl_client* client) const {
+  return client_policy(client, nullptr, nullptr).offloaded;
+}
+
+OffloadPolicy ServerControl::offload_policy(Surface& surface) const {
+  const config::Rule* rule = nullptr;
+  std::string app_id;
+  OffloadPolicy p = client_policy(surface.client(), &rule, &app_id);
+  if (!p.offloaded) return p;
+  if (const config::Config* cfg = watcher_ ? &watcher_->current() : nullptr) {
     if (cfg->default_transfer != TransferMode::automatic) p.manual = cfg->default_transfer;
     p.app_class = config::to_string(cfg->default_class);
   }
@@ -225,7 +237,6 @@ OffloadPolicy ServerControl::offload_policy(Surface& surface) const {
     p.reason += "; transfer from " + rule->describe();
   }
   if (rule && rule->app_class) p.app_class = config::to_string(*rule->app_class);
-  std::string app_id = info.app_id;
   std::string over = override_for(surface.id(), app_id);
   TransferMode m;
   if (!over.empty() && config::parse(over, &m)) {

@@ -42,9 +42,16 @@ class ServerControl final : public bus::ControlModel {
   // cross (offload/): a rule's gpu/transfer/class, the client's offload environment
   // (DRI_PRIME, __NV_PRIME_RENDER_OFFLOAD, as ferry-run sets), runtime overrides.
   OffloadPolicy offload_policy(Surface& surface) const;
+  // The client-wide part of it (rule gpu, environment): whether the client's buffers
+  // belong to the render device.
+  bool client_offloaded(wl_client* client) const;
 
  private:
   struct ClientEntry;
+  // The rule and environment part of offload_policy; *rule_out and *app_id (may be null)
+  // get the matching rule and the client's app_id.
+  OffloadPolicy client_policy(wl_client* client, const config::Rule** rule_out,
+                              std::string* app_id) const;
   static void on_client_created(wl_listener* l, void* data);
   std::string override_for(uint64_t surface_id, const std::string& app_id) const;
 

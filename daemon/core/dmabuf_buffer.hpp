@@ -3,12 +3,15 @@
 //
 // The buffer owns its plane fds for its whole life (the KMS backend may import them into a
 // plane at any time: drmPrimeFDToHandle + drmModeAddFB2WithModifiers read the accessors
-// below). The renderer caches its EGLImage in the buffer (import_cache), so a buffer that
-// comes back is not imported again. Main thread only, like every Buffer.
+// below). Each importer (the renderer on the display device, the offload engine on the
+// render device) caches its EGLImage in the buffer under its own key (import_cache), so a
+// buffer that comes back is not imported again. Main thread only, like every Buffer.
 
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <utility>
+#include <vector>
 
 #include "core/buffer.hpp"
 #include "util/unique_fd.hpp"
@@ -61,13 +64,14 @@ class DmabufBuffer final : public Buffer {
   uint32_t plane_offset(int i) const { return attrs_.planes[size_t(i)].offset; }
   uint32_t plane_stride(int i) const { return attrs_.planes[size_t(i)].stride; }
 
-  // Renderer cache (null until imported). Owned by the buffer.
-  BufferImport* import_cache() const { return import_.get(); }
-  void set_import_cache(std::unique_ptr<BufferImport> cache) { import_ = std::move(cache); }
+  // An importer's cache (null until it imported the buffer), by the importer's address.
+  // Owned by the buffer.
+  BufferImport* import_cache(const void* importer) const;
+  void set_import_cache(const void* importer, std::unique_ptr<BufferImport> cache);
 
  private:
   DmabufAttributes attrs_;
-  std::unique_ptr<BufferImport> import_;
+  std::vector<std::pair<const void*, std::unique_ptr<BufferImport>>> imports_;
 };
 
 }  // namespace ferry

@@ -214,14 +214,24 @@ void Surface::apply_state(SurfaceState& p) {
     buffer_ = BufferRef();
     has_texture_content_ = texture_ != nullptr;
   } else if (buffer_changed && buffer_ && buffer_->kind() == BufferKind::dmabuf) {
-    // Sampled in place (no copy): buffer_ stays referenced while it is current, so the
-    // release goes out once it is replaced and no frame uses it any more.
-    std::string error;
     auto* dmabuf = static_cast<DmabufBuffer*>(buffer_.get());
-    if (!server_.renderer().import_dmabuf(texture_, *dmabuf, &error)) {
-      log_warn("wl_surface@%u: dmabuf import failed: %s", wl_resource_get_id(resource_),
-               error.c_str());
-      texture_.reset();
+    SurfaceTransferPath* path = server_.transfer_path();
+    Region damage = p.buffer_damage;
+    if (!p.surface_damage.empty()) damage = Region(Rect{0, 0, dmabuf->width(), dmabuf->height()});
+    if (path && path->transfer_dmabuf(*this, *dmabuf, damage, texture_)) {
+      // An offloaded client's frame crossed from the render device and the pack has read
+      // it: the buffer goes back to the client now, as an shm buffer does.
+      buffer_.reset();
+      buffer_ = BufferRef();
+    } else {
+      // Sampled in place (no copy): buffer_ stays referenced while it is current, so the
+      // release goes out once it is replaced and no frame uses it any more.
+      std::string error;
+      if (!server_.renderer().import_dmabuf(texture_, *dmabuf, &error)) {
+        log_warn("wl_surface@%u: dmabuf import failed: %s", wl_resource_get_id(resource_),
+                 error.c_str());
+        texture_.reset();
+      }
     }
     has_texture_content_ = texture_ != nullptr;
   } else if (buffer_changed && !buffer_) {

@@ -6,16 +6,21 @@
 //
 // Main thread only.
 
+#include <sys/types.h>
+#include <wayland-server-core.h>
+
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 
+#include "render/dmabuf_formats.hpp"
 #include "transfer/mode.hpp"
 #include "util/region.hpp"
 
 namespace ferry {
 
+class DmabufBuffer;
 class ShmBuffer;
 class Surface;
 class SurfaceTexture;
@@ -29,10 +34,17 @@ struct OffloadPolicy {
   std::string reason;                  // why offloaded and where the mode comes from
 };
 
+// The render device as linux-dmabuf tells an offloaded client about it.
+struct RenderDeviceFormats {
+  dev_t device = 0;
+  FormatSet formats;  // what the render device's EGL imports as GL_TEXTURE_2D
+};
+
 // What ferryctl shows for an offloaded surface.
 struct SurfaceTransferInfo {
   std::string mode;        // mode of the last frame ("rgb", "nv12", ...)
   std::string carrier;     // "sysmem ring" or "dmabuf"
+  std::string source;      // where the frame was: "wl_shm" or "dmabuf on <render device>"
   std::string reason;      // policy reason; the selector's line when automatic
   uint64_t frames = 0;     // frames moved
   uint64_t bytes_last = 0; // payload bytes of the last frame
@@ -50,6 +62,20 @@ class SurfaceTransferPath {
   // this buffer (logged once): the caller uploads locally as usual.
   virtual bool transfer_shm(Surface& surface, ShmBuffer& buffer, const Region& buffer_damage,
                             std::unique_ptr<SurfaceTexture>& tex) = 0;
+  // New dmabuf contents of an offloaded surface (rendered on the render device): imported
+  // there (cached in the buffer), packed, carried, and 'tex' points at the result. True
+  // means the pack has finished reading the buffer, so the caller may release it at once.
+  // False when the surface is not offloaded or the render device cannot take this buffer:
+  // the caller imports it on the display device as usual.
+  virtual bool transfer_dmabuf(Surface& surface, DmabufBuffer& buffer, const Region& buffer_damage,
+                               std::unique_ptr<SurfaceTexture>& tex) = 0;
+  // linux-dmabuf: the render device and its formats for an offloaded client (its buffers
+  // are imported there and its feedback names it first); nullopt for a client composed
+  // locally, or when the render device imports no dmabuf.
+  virtual std::optional<RenderDeviceFormats> dmabuf_device(wl_client* client) const = 0;
+  // Checks a new buffer of such a client on the render device (the import is cached in
+  // the buffer). False with *error when the render device refuses it.
+  virtual bool import_dmabuf(DmabufBuffer& buffer, std::string* error) = 0;
   // Null when the surface has never been offloaded.
   virtual std::optional<SurfaceTransferInfo> info(const Surface& surface) const = 0;
 };

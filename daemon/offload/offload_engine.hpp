@@ -6,13 +6,17 @@
 // system-memory ring (S1's carrier), and a DestStage in the renderer's context whose RGBA
 // texture the renderer composes.
 //
-// This first step moves wl_shm frames: the commit copies the client's pixels into a
-// texture on the render device (where a dGPU client's frame would already be), and the
-// lane runs synchronously inside the commit, so the frame shown is exactly the one that
-// crossed. dmabufs from the render device, the dmabuf carrier and the asynchronous,
-// fence-driven pipeline are the next steps (issue 9).
+// The frame enters the lane in one of two ways: a dmabuf the client rendered on the render
+// device is imported there (EGLImage cached in the buffer under the render device's key;
+// a (format, modifier) the device refused is remembered), or a wl_shm frame is uploaded
+// into a texture there (where a dGPU client's frame would already be). The lane runs
+// synchronously inside the commit, so the frame shown is exactly the one that crossed, and
+// the client's buffer is free again when the commit returns. The dmabuf carrier and the
+// asynchronous, fence-driven pipeline are the next steps (issue 9).
 //
 // Threading: main thread only (see RenderDevice's scope rule).
+
+#include <GLES3/gl32.h>
 
 #include <cstdint>
 #include <cstdio>
@@ -21,6 +25,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "core/transfer_path.hpp"
 #include "offload/render_device.hpp"
@@ -48,12 +53,19 @@ class OffloadEngine final : public SurfaceTransferPath {
 
   // Asked at every commit of a surface with new contents.
   std::function<OffloadPolicy(Surface&)> policy;
+  // Whether a client's buffers belong to the render device (linux-dmabuf asks at bind,
+  // feedback and buffer creation, before any surface has content).
+  std::function<bool(wl_client*)> client_offloaded;
   // Called when a surface's mode changes (first frame included): D-Bus signal, logs.
   std::function<void(Surface&, TransferMode from, TransferMode to, const std::string& reason)>
       on_mode_change;
 
   bool transfer_shm(Surface& surface, ShmBuffer& buffer, const Region& buffer_damage,
                     std::unique_ptr<SurfaceTexture>& tex) override;
+  bool transfer_dmabuf(Surface& surface, DmabufBuffer& buffer, const Region& buffer_damage,
+                       std::unique_ptr<SurfaceTexture>& tex) override;
+  std::optional<RenderDeviceFormats> dmabuf_device(wl_client* client) const override;
+  bool import_dmabuf(DmabufBuffer& buffer, std::string* error) override;
   std::optional<SurfaceTransferInfo> info(const Surface& surface) const override;
 
   RenderDevice& device() { return *device_; }
@@ -71,6 +83,15 @@ class OffloadEngine final : public SurfaceTransferPath {
   struct Lane;
   Lane* lane_for(Surface& surface, std::string* error);
   void drop_lane(uint64_t surface_id);
+  // The surface's lane when its client is offloaded and the engine takes 'fourcc' (else
+  // null: composed locally); *pol gets the policy. 'what' names the buffer kind for logs.
+  Lane* offloaded_lane(Surface& surface, uint32_t fourcc, const char* what, OffloadPolicy* pol);
+  // The frame changed size, format or origin: the next frame is sent whole.
+  void new_geometry(Lane& lane, int32_t w, int32_t h, uint32_t fourcc, bool from_dmabuf);
+  // Steps 2 and 3 for the frame in 'frame_texture' (render context): pick the mode, pack,
+  // carry, unpack; 'tex' gets the result. False (lane dropped) when the transfer failed.
+  bool move_frame(Surface& surface, Lane& lane, const OffloadPolicy& pol, GLuint frame_texture,
+                  const Region& damage, bool y_inverted, std::unique_ptr<SurfaceTexture>& tex);
 
   Server& server_;
   std::unique_ptr<RenderDevice> device_;
@@ -78,6 +99,9 @@ class OffloadEngine final : public SurfaceTransferPath {
   std::map<uint64_t, std::unique_ptr<Lane>> lanes_;
   std::map<TransferMode, ModeTotals> totals_;
   std::map<uint32_t, bool> refused_formats_;  // logged once each
+  // (format, modifier) pairs the render device refused to import, with its answer.
+  std::map<std::pair<uint32_t, uint64_t>, std::string> import_refused_;
+  uint64_t dmabuf_imports_ = 0;  // last DmabufImage id given on the render device
   bool lanes_full_logged_ = false;
 };
 

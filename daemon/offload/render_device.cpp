@@ -47,6 +47,9 @@ std::unique_ptr<RenderDevice> RenderDevice::open(const std::string& spec, EglCon
       return nullptr;
     }
   }
+  if (d->device_ != 0 && d->egl_->caps().dmabuf_import)
+    d->dmabuf_formats_ =
+        query_egl_dmabuf_formats(d->egl_->display(), d->egl_->caps().dmabuf_modifiers).texture;
   return d;
 }
 

@@ -17,6 +17,7 @@
 #include <memory>
 #include <string>
 
+#include "render/dmabuf_formats.hpp"
 #include "render/egl_context.hpp"
 #include "util/unique_fd.hpp"
 
@@ -38,6 +39,12 @@ class RenderDevice {
   EglContext& egl() { return *egl_; }
   // dev_t of the node (0 for surfaceless): equal to the display device's means one GPU.
   dev_t device() const { return device_; }
+  // A software rasterizer (llvmpipe: surfaceless, or kms_swrast on a DRM node without a
+  // Mesa driver, like vgem).
+  bool software() const { return egl_->caps().renderer.find("llvmpipe") != std::string::npos; }
+  // What its EGL imports as GL_TEXTURE_2D (empty without EGL_EXT_image_dma_buf_import, as
+  // on surfaceless): the formats an offloaded client's dmabufs may have.
+  const FormatSet& dmabuf_formats() const { return dmabuf_formats_; }
 
   class Scope {
    public:
@@ -59,6 +66,7 @@ class RenderDevice {
   gbm_device* gbm_ = nullptr;
   dev_t device_ = 0;
   std::unique_ptr<EglContext> egl_;
+  FormatSet dmabuf_formats_;
 };
 
 }  // namespace ferry::offload

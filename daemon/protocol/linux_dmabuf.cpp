@@ -13,6 +13,7 @@
 
 #include "core/server.hpp"
 #include "core/surface.hpp"
+#include "core/transfer_path.hpp"
 #include "linux-dmabuf-unstable-v1-protocol.h"
 #include "protocol/globals.hpp"
 #include "render/egl_context.hpp"
@@ -131,12 +132,31 @@ class LinuxDmabuf final : public Server::Global {
 
   const LinuxDmabufOptions& options() const { return options_; }
 
-  DmabufFeedback feedback_for(Surface* surface) const {
-    if (!surface || !options_.scanout_formats) return default_;
-    std::optional<FormatSet> scanout = options_.scanout_formats(*surface);
+  // What a client's feedback says: for an offloaded client the render device first (its
+  // buffers are imported there); the scanout tranche for the surface that fills an output.
+  DmabufFeedback feedback_for(wl_client* client, Surface* surface) const {
+    std::optional<FormatSet> scanout;
+    if (surface && options_.scanout_formats) scanout = options_.scanout_formats(*surface);
+    if (std::optional<RenderDeviceFormats> offload = offload_device(client))
+      return build_offload_feedback(offload->device, offload->formats, options_.main_device,
+                                    options_.formats, scanout ? &*scanout : nullptr);
     if (!scanout) return default_;
     return build_feedback(options_.main_device, options_.formats, &*scanout,
                           options_.main_device);
+  }
+
+  std::optional<RenderDeviceFormats> offload_device(wl_client* client) const {
+    return options_.offload_device ? options_.offload_device(client) : std::nullopt;
+  }
+
+  // The pairs a client may create buffers with: the display device's, and for an
+  // offloaded client the render device's too.
+  FormatSet formats_for(wl_client* client) const {
+    FormatSet all = options_.formats;
+    if (std::optional<RenderDeviceFormats> offload = offload_device(client))
+      for (const auto& [f, mods] : offload->formats.formats)
+        for (uint64_t m : mods) all.add(f, m);
+    return all;
   }
 
   // Sends every parameter and 'done' (the spec's order: table, main device, tranches).
@@ -190,7 +210,7 @@ class LinuxDmabuf final : public Server::Global {
         fb->surface = nullptr;
         fb->surface_destroy.disconnect();
       });
-    fb->last = feedback_for(surface);
+    fb->last = feedback_for(client, surface);
     send_feedback(r, fb->last);
   }
 
@@ -281,7 +301,8 @@ void params_create_common(wl_client* client, wl_resource* r, uint32_t buffer_id,
     lseek(fd.get(), 0, SEEK_SET);
   }
   const LinuxDmabufOptions& opts = p->owner->options();
-  if (auto err = validate_dmabuf_params(p->attrs, p->planes_added, sizes, opts.formats,
+  if (auto err = validate_dmabuf_params(p->attrs, p->planes_added, sizes,
+                                        p->owner->formats_for(client),
                                         uint32_t(wl_resource_get_version(r)))) {
     wl_resource_post_error(r, err->code, "%s", err->message.c_str());
     return;
@@ -372,10 +393,11 @@ void LinuxDmabuf::bind(wl_client* client, void* data, uint32_t version, uint32_t
   wl_resource_set_implementation(r, &kDmabufImpl, self, nullptr);
   if (version >= 4) return;  // v4 clients ask for feedback instead
   // Older clients: the render tranche's pairs as format (and, from v3, modifier) events.
-  for (const auto& [format, mods] : self->options_.formats.formats) {
+  const FormatSet formats = self->formats_for(client);
+  for (const auto& [format, mods] : formats.formats) {
     if (version < 3) {
       // Before v3 a client cannot pass a modifier it learnt: implicit layouts only.
-      if (self->options_.formats.has(format, DRM_FORMAT_MOD_INVALID))
+      if (formats.has(format, DRM_FORMAT_MOD_INVALID))
         zwp_linux_dmabuf_v1_send_format(r, format);
       continue;
     }
@@ -386,7 +408,7 @@ void LinuxDmabuf::bind(wl_client* client, void* data, uint32_t version, uint32_t
 }
 
 struct ResendContext {
-  Surface* surface;
+  Surface* surface;   // only this surface's feedback objects; null: all of the client's
 };
 
 wl_iterator_result resend_if_changed(wl_resource* r, void* data) {
@@ -394,8 +416,8 @@ wl_iterator_result resend_if_changed(wl_resource* r, void* data) {
   if (!wl_resource_instance_of(r, &zwp_linux_dmabuf_feedback_v1_interface, &kFeedbackImpl))
     return WL_ITERATOR_CONTINUE;
   auto* fb = static_cast<Feedback*>(wl_resource_get_user_data(r));
-  if (!fb || fb->surface != ctx->surface) return WL_ITERATOR_CONTINUE;
-  DmabufFeedback now = fb->owner->feedback_for(fb->surface);
+  if (!fb || (ctx->surface && fb->surface != ctx->surface)) return WL_ITERATOR_CONTINUE;
+  DmabufFeedback now = fb->owner->feedback_for(wl_resource_get_client(r), fb->surface);
   if (now == fb->last) return WL_ITERATOR_CONTINUE;  // the spec: no identical re-sends
   fb->last = std::move(now);
   fb->owner->send_feedback(r, fb->last);
@@ -431,8 +453,22 @@ void create_linux_dmabuf_global(Server& server) {
   LinuxDmabufOptions o;
   o.main_device = server.main_device();
   o.formats = std::move(found.texture);
+  // An offloaded client's buffer belongs to the render device; one the display device
+  // imports too may still be composed locally when the engine cannot take it.
   o.import = [&server](DmabufBuffer& b, std::string* error) {
+    SurfaceTransferPath* path = server.transfer_path();
+    if (path && path->dmabuf_device(wl_resource_get_client(b.resource()))) {
+      std::string on_render;
+      if (path->import_dmabuf(b, &on_render)) return true;
+      if (server.renderer().import_dmabuf_image(b, error)) return true;
+      *error = on_render + "; display device: " + *error;
+      return false;
+    }
     return server.renderer().import_dmabuf_image(b, error);
+  };
+  o.offload_device = [&server](wl_client* client) -> std::optional<RenderDeviceFormats> {
+    if (SurfaceTransferPath* path = server.transfer_path()) return path->dmabuf_device(client);
+    return std::nullopt;
   };
   o.scanout_formats = [&server](Surface& s) -> std::optional<FormatSet> {
     if (server.scanout_formats) return server.scanout_formats(s);
@@ -444,6 +480,11 @@ void create_linux_dmabuf_global(Server& server) {
 void linux_dmabuf_feedback_changed(Server&, Surface& surface) {
   ResendContext ctx{&surface};
   wl_client_for_each_resource(surface.client(), resend_if_changed, &ctx);
+}
+
+void linux_dmabuf_client_feedback_changed(Server&, wl_client* client) {
+  ResendContext ctx{nullptr};
+  wl_client_for_each_resource(client, resend_if_changed, &ctx);
 }
 
 }  // namespace ferry

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "core/dmabuf_buffer.hpp"
+#include "core/transfer_path.hpp"
 #include "render/dmabuf_formats.hpp"
 
 namespace ferry {
@@ -45,6 +46,10 @@ struct LinuxDmabufOptions {
   // Formats a plane could scan the surface out in (the scanout tranche), or nullopt.
   // May be empty.
   std::function<std::optional<FormatSet>(Surface&)> scanout_formats;
+  // An offloaded client's render device and its formats (nullopt: the client is composed
+  // locally): its feedback names that device first and its buffers may use those formats.
+  // Unset: no client is offloaded.
+  std::function<std::optional<RenderDeviceFormats>(wl_client*)> offload_device;
 };
 
 // The global with explicit options (tests; create_linux_dmabuf_global(Server&) fills them
@@ -55,5 +60,8 @@ void create_linux_dmabuf_global(Server& server, LinuxDmabufOptions options);
 // whose parameters differ from what they last sent get them again. Cheap when nothing
 // changed; call it from the backend when a surface gains or loses a plane.
 void linux_dmabuf_feedback_changed(Server& server, Surface& surface);
+// The same for every feedback object of a client (its offload decision may have changed:
+// rules reloaded, render device gone).
+void linux_dmabuf_client_feedback_changed(Server& server, wl_client* client);
 
 }  // namespace ferry

@@ -49,45 +49,98 @@ std::vector<uint8_t> encode_format_table(const std::vector<FormatTableEntry>& en
   return bytes;
 }
 
-DmabufFeedback build_feedback(dev_t main_device, const FormatSet& render,
-                              const FormatSet* scanout, dev_t scanout_device) {
+namespace {
+
+struct TrancheSpec {
+  std::vector<FormatTableEntry> pairs;
+  dev_t target = 0;
+  uint32_t flags = 0;
+};
+
+// The set's pairs in table order; 'native_first': per format, explicit modifiers other than
+// linear (a device's own tiled layouts) before linear, and the implicit one last.
+std::vector<FormatTableEntry> pairs_of(const FormatSet& set, bool native_first) {
+  std::vector<FormatTableEntry> out;
+  out.reserve(set.pair_count());
+  for (const auto& [f, mods] : set.formats) {
+    size_t first = out.size();
+    for (uint64_t m : mods) out.push_back({f, m});
+    if (native_first) {
+      auto rank = [](uint64_t m) {
+        return m == DRM_FORMAT_MOD_INVALID ? 2 : m == DRM_FORMAT_MOD_LINEAR ? 1 : 0;
+      };
+      std::stable_sort(out.begin() + long(first), out.end(),
+                       [&](const FormatTableEntry& a, const FormatTableEntry& b) {
+                         return rank(a.modifier) < rank(b.modifier);
+                       });
+    }
+  }
+  return out;
+}
+
+// Each pair goes into the table once; tranches index it. At most 65536 pairs fit 16-bit
+// indices; the rest are dropped (logged).
+DmabufFeedback assemble(dev_t main_device, const std::vector<TrancheSpec>& specs) {
   DmabufFeedback fb;
   fb.main_device = main_device;
   std::map<std::pair<uint32_t, uint64_t>, uint16_t> index;
   size_t dropped = 0;
-  auto index_of = [&](uint32_t f, uint64_t m, uint16_t* out) {
-    auto it = index.find({f, m});
-    if (it != index.end()) {
-      *out = it->second;
-      return true;
-    }
-    if (fb.table.size() > UINT16_MAX) {
-      ++dropped;
-      return false;
-    }
-    *out = uint16_t(fb.table.size());
-    index[{f, m}] = *out;
-    fb.table.push_back({f, m});
-    return true;
-  };
-  auto tranche_of = [&](const FormatSet& set, dev_t target, uint32_t flags) {
+  for (const TrancheSpec& spec : specs) {
     FeedbackTranche t;
-    t.target_device = target;
-    t.flags = flags;
-    for (const auto& [f, mods] : set.formats)
-      for (uint64_t m : mods) {
-        uint16_t i = 0;
-        if (index_of(f, m, &i)) t.indices.push_back(i);
+    t.target_device = spec.target;
+    t.flags = spec.flags;
+    for (const FormatTableEntry& e : spec.pairs) {
+      auto it = index.find({e.format, e.modifier});
+      if (it != index.end()) {
+        t.indices.push_back(it->second);
+        continue;
       }
-    return t;
-  };
-  if (scanout) {
-    FormatSet both = scanout->intersect(render);
-    if (!both.empty()) fb.tranches.push_back(tranche_of(both, scanout_device, kTrancheScanout));
+      if (fb.table.size() > UINT16_MAX) {
+        ++dropped;
+        continue;
+      }
+      uint16_t i = uint16_t(fb.table.size());
+      index[{e.format, e.modifier}] = i;
+      fb.table.push_back(e);
+      t.indices.push_back(i);
+    }
+    if (!t.indices.empty()) fb.tranches.push_back(std::move(t));
   }
-  fb.tranches.push_back(tranche_of(render, main_device, 0));
   if (dropped) log_warn("linux-dmabuf: %zu format/modifier pairs do not fit the table", dropped);
   return fb;
+}
+
+std::vector<TrancheSpec> display_tranches(dev_t main_device, const FormatSet& render,
+                                          const FormatSet* scanout, dev_t scanout_device) {
+  std::vector<TrancheSpec> specs;
+  if (scanout) {
+    FormatSet both = scanout->intersect(render);
+    if (!both.empty()) specs.push_back({pairs_of(both, false), scanout_device, kTrancheScanout});
+  }
+  specs.push_back({pairs_of(render, false), main_device, 0});
+  return specs;
+}
+
+}  // namespace
+
+DmabufFeedback build_feedback(dev_t main_device, const FormatSet& render,
+                              const FormatSet* scanout, dev_t scanout_device) {
+  DmabufFeedback fb = assemble(main_device, display_tranches(main_device, render, scanout,
+                                                             scanout_device));
+  // The render tranche is sent even when empty (a device that imports nothing says so).
+  if (fb.tranches.empty() || fb.tranches.back().target_device != main_device)
+    fb.tranches.push_back(FeedbackTranche{main_device, 0, {}});
+  return fb;
+}
+
+DmabufFeedback build_offload_feedback(dev_t render_device, const FormatSet& render_device_formats,
+                                      dev_t display_device, const FormatSet& display_formats,
+                                      const FormatSet* scanout) {
+  std::vector<TrancheSpec> specs;
+  specs.push_back({pairs_of(render_device_formats, true), render_device, 0});
+  for (TrancheSpec& t : display_tranches(display_device, display_formats, scanout, display_device))
+    specs.push_back(std::move(t));
+  return assemble(render_device, specs);
 }
 
 UniqueFd create_sealed_table_fd(const std::vector<uint8_t>& bytes, std::string* error) {

@@ -68,6 +68,15 @@ struct DmabufFeedback {
 DmabufFeedback build_feedback(dev_t main_device, const FormatSet& render,
                               const FormatSet* scanout, dev_t scanout_device);
 
+// Feedback for a client whose buffers the render device imports (an offloaded client):
+// main device and first tranche the render device with the pairs its EGL imports (per
+// format, native modifiers before linear, implicit last), so the client allocates native
+// buffers there; then the display device's tranches as build_feedback gives them (a
+// buffer in those may be shown without crossing through the engine).
+DmabufFeedback build_offload_feedback(dev_t render_device, const FormatSet& render_device_formats,
+                                      dev_t display_device, const FormatSet& display_formats,
+                                      const FormatSet* scanout);
+
 // A sealed (no grow, shrink, write) memfd holding 'bytes', for format_table. Empty with
 // *error set on failure.
 UniqueFd create_sealed_table_fd(const std::vector<uint8_t>& bytes, std::string* error);

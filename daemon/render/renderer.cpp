@@ -54,20 +54,21 @@ SurfaceTexture::~SurfaceTexture() {
 }
 
 std::unique_ptr<SurfaceTexture> Renderer::borrow(GLuint texture, int32_t width, int32_t height,
-                                                 bool opaque) {
+                                                 bool opaque, bool y_inverted) {
   auto t = std::unique_ptr<SurfaceTexture>(new SurfaceTexture());
   t->tex_ = texture;
   t->width_ = width;
   t->height_ = height;
   t->drm_format_ = DRM_FORMAT_ABGR8888;
   t->opaque_ = opaque;
+  t->y_inverted_ = y_inverted;
   t->owned_ = false;
   return t;
 }
 
 std::unique_ptr<SurfaceTexture> Renderer::borrow_yuv(const YuvPlanes& planes, int32_t width,
-                                                     int32_t height) {
-  auto t = borrow(0, width, height, true);
+                                                     int32_t height, bool y_inverted) {
+  auto t = borrow(0, width, height, true, y_inverted);
   t->has_yuv_ = true;
   t->yuv_ = planes;
   return t;

@@ -108,14 +108,15 @@ class Renderer {
   // change, which uploads everything). buffer_damage is in buffer pixels.
   bool upload(std::unique_ptr<SurfaceTexture>& tex, ShmBuffer& buffer, const Region& buffer_damage,
               std::string* error);
-  // Same from plain memory (tests, screenshots of internal content).
   // Wraps a texture of the renderer's context that someone else owns (RGBA8, rows top to
-  // bottom), so the scene can draw it like a client buffer.
+  // bottom, or bottom to top when 'y_inverted'), so the scene can draw it like a client
+  // buffer.
   static std::unique_ptr<SurfaceTexture> borrow(GLuint texture, int32_t width, int32_t height,
-                                                bool opaque);
+                                                bool opaque, bool y_inverted = false);
   // The same for YUV planes (always opaque), composed through the fused unpack shader.
   static std::unique_ptr<SurfaceTexture> borrow_yuv(const YuvPlanes& planes, int32_t width,
-                                                    int32_t height);
+                                                    int32_t height, bool y_inverted = false);
+  // upload() from plain memory (tests, screenshots of internal content).
   bool upload_pixels(std::unique_ptr<SurfaceTexture>& tex, const uint8_t* data, int32_t width,
                      int32_t height, int32_t stride, uint32_t drm_format,
                      const Region& buffer_damage, std::string* error);
@@ -145,7 +146,6 @@ class Renderer {
  private:
   Renderer() = default;
   void draw_rects(const std::vector<Rect>& fb_rects, FrameStats& stats);
-  GLuint bind_dmabuf_image(void* image, const DmabufAttributes& attrs, std::string* error);
 
   EglContext* egl_ = nullptr;
   int batch_rects_ = 64;

@@ -89,6 +89,37 @@ TEST(Feedback, NoScanoutTrancheWithoutCommonPairs) {
   EXPECT_EQ(with, without);
 }
 
+TEST(Feedback, OffloadedClientSeesTheRenderDeviceFirstWithNativeModifiersFirst) {
+  const uint64_t kTiled = 0x0100000000000002ull;  // a vendor (Intel) tiled layout
+  FormatSet on_render, on_display;
+  on_render.add(DRM_FORMAT_XRGB8888, DRM_FORMAT_MOD_INVALID);
+  on_render.add(DRM_FORMAT_XRGB8888, DRM_FORMAT_MOD_LINEAR);
+  on_render.add(DRM_FORMAT_XRGB8888, kTiled);
+  on_display.add(DRM_FORMAT_XRGB8888, DRM_FORMAT_MOD_LINEAR);
+  on_display.add(DRM_FORMAT_ARGB8888, DRM_FORMAT_MOD_LINEAR);
+  dev_t render = makedev(226, 1), display = makedev(226, 0);
+  DmabufFeedback fb = build_offload_feedback(render, on_render, display, on_display, nullptr);
+  EXPECT_EQ(fb.main_device, render);
+  ASSERT_EQ(fb.tranches.size(), 2u);
+  EXPECT_EQ(fb.tranches[0].target_device, render);
+  EXPECT_EQ(fb.tranches[1].target_device, display);
+  std::vector<uint64_t> first;
+  for (uint16_t i : fb.tranches[0].indices) first.push_back(fb.table[i].modifier);
+  EXPECT_EQ(first, (std::vector<uint64_t>{kTiled, DRM_FORMAT_MOD_LINEAR, DRM_FORMAT_MOD_INVALID}));
+  // XRGB8888/linear is in both tranches but once in the table.
+  EXPECT_EQ(fb.table.size(), 4u);
+  FormatSet back;
+  for (uint16_t i : fb.tranches[1].indices) back.add(fb.table[i].format, fb.table[i].modifier);
+  EXPECT_EQ(back, on_display);
+  // With a scanout tranche, it comes between the two (display device, scanout flag).
+  FormatSet scanout;
+  scanout.add(DRM_FORMAT_XRGB8888, DRM_FORMAT_MOD_LINEAR);
+  DmabufFeedback with = build_offload_feedback(render, on_render, display, on_display, &scanout);
+  ASSERT_EQ(with.tranches.size(), 3u);
+  EXPECT_EQ(with.tranches[1].flags, kTrancheScanout);
+  EXPECT_EQ(with.tranches[1].target_device, display);
+}
+
 TEST(Feedback, TableFdIsSealedAndHoldsTheBytes) {
   std::vector<uint8_t> bytes = encode_format_table({{DRM_FORMAT_XRGB8888, 7}});
   std::string error;

@@ -289,4 +289,24 @@ bool WlClient::capture(size_t index, Image* out, std::string* error) {
   return true;
 }
 
+void* WlClient::bind(const wl_interface* iface, uint32_t version) {
+  struct Binder {
+    const wl_interface* iface;
+    uint32_t version;
+    void* bound = nullptr;
+  } b{iface, version};
+  static const wl_registry_listener l = {
+      [](void* data, wl_registry* r, uint32_t name, const char* interface, uint32_t) {
+        auto* want = static_cast<Binder*>(data);
+        if (!want->bound && std::strcmp(interface, want->iface->name) == 0)
+          want->bound = wl_registry_bind(r, name, want->iface, want->version);
+      },
+      [](void*, wl_registry*, uint32_t) {}};
+  wl_registry* reg = wl_display_get_registry(display_);
+  wl_registry_add_listener(reg, &l, &b);
+  roundtrip();
+  wl_registry_destroy(reg);
+  return b.bound;
+}
+
 }  // namespace ferry::itest

@@ -63,6 +63,9 @@ class WlClient {
   // The listener-updated state of a toplevel create_toplevel() returned a copy of
   // (configure count and last serial).
   static const Toplevel& live(const Toplevel& copy);
+  // Binds the first global of 'iface' at 'version' (null when ferryd has none); for
+  // protocols the client does not bind by itself.
+  void* bind(const wl_interface* iface, uint32_t version);
   // Captures an output through wlr-screencopy into RGBA (false on failure).
   bool capture(size_t output_index, Image* out, std::string* error);
 

@@ -30,10 +30,6 @@ uint32_t pattern(uint32_t x, uint32_t y) {
   return 0xff000000u | ((x * 255 / 1023) << 16) | ((y * 255 / 767) << 8) | ((x ^ y) & 0xff);
 }
 
-struct DmabufBinder {
-  zwp_linux_dmabuf_v1* dmabuf = nullptr;
-};
-
 // Counts the scanout tranches of each feedback batch a surface receives.
 struct FeedbackWatch {
   int batches = 0;
@@ -59,18 +55,7 @@ const zwp_linux_dmabuf_feedback_v1_listener kFeedbackWatch = {
     }};
 
 zwp_linux_dmabuf_v1* bind_dmabuf(WlClient& c) {
-  DmabufBinder b;
-  wl_registry* reg = wl_display_get_registry(c.display());
-  static const wl_registry_listener l = {
-      [](void* data, wl_registry* r, uint32_t name, const char* iface, uint32_t) {
-        if (std::strcmp(iface, zwp_linux_dmabuf_v1_interface.name) == 0)
-          static_cast<DmabufBinder*>(data)->dmabuf = static_cast<zwp_linux_dmabuf_v1*>(
-              wl_registry_bind(r, name, &zwp_linux_dmabuf_v1_interface, 4));
-      },
-      [](void*, wl_registry*, uint32_t) {}};
-  wl_registry_add_listener(reg, &l, &b);
-  c.roundtrip();
-  return b.dmabuf;
+  return static_cast<zwp_linux_dmabuf_v1*>(c.bind(&zwp_linux_dmabuf_v1_interface, 4));
 }
 
 struct Presented {

@@ -1,0 +1,256 @@
+// Live offload of a dmabuf client in the guest: the client's buffer lives on vgem (the
+// stand-in render GPU), ferryd imports it there, packs it, carries it and composes it on
+// vkms; the writeback connector shows the result. Also what linux-dmabuf tells such a
+// client (the render device first) and when its buffer comes back (after the pack, before
+// the frame is shown).
+
+#include <drm_fourcc.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "harness.hpp"
+#include "kmstest/buffer.hpp"
+#include "kmstest/device.hpp"
+#include "linux-dmabuf-unstable-v1-client-protocol.h"
+#include "util/png.hpp"
+#include "wl_client.hpp"
+
+using namespace std::chrono_literals;
+
+namespace ferry::itest {
+namespace {
+
+constexpr int32_t kW = 200, kH = 150;
+
+uint32_t pattern(int32_t x, int32_t y) {
+  uint32_t r = uint32_t(x * 255 / (kW - 1)), g = uint32_t(y * 255 / (kH - 1));
+  uint32_t b = uint32_t((x + y) * 255 / (kW + kH - 2));
+  return 0xff000000u | r << 16 | g << 8 | b;
+}
+
+dev_t device_of(std::string_view driver) {
+  std::string path;
+  UniqueFd fd = kmstest::open_node(driver, kmstest::NodeType::primary, &path);
+  struct stat st {};
+  if (!fd || fstat(fd.get(), &st) != 0) return 0;
+  return st.st_rdev;
+}
+
+dev_t dev_from(wl_array* a) {
+  dev_t d = 0;
+  if (a->size == sizeof d) std::memcpy(&d, a->data, sizeof d);
+  return d;
+}
+
+// The default feedback's main device and tranche target devices.
+struct FeedbackSeen {
+  bool done = false;
+  dev_t main_device = 0;
+  std::vector<dev_t> tranche_targets;
+  dev_t current = 0;
+};
+
+const zwp_linux_dmabuf_feedback_v1_listener kFeedback = {
+    [](void* d, zwp_linux_dmabuf_feedback_v1*) { static_cast<FeedbackSeen*>(d)->done = true; },
+    [](void*, zwp_linux_dmabuf_feedback_v1*, int32_t fd, uint32_t) { close(fd); },
+    [](void* d, zwp_linux_dmabuf_feedback_v1*, wl_array* dev) {
+      static_cast<FeedbackSeen*>(d)->main_device = dev_from(dev);
+    },
+    [](void* d, zwp_linux_dmabuf_feedback_v1*) {  // tranche_done
+      auto* s = static_cast<FeedbackSeen*>(d);
+      s->tranche_targets.push_back(s->current);
+    },
+    [](void* d, zwp_linux_dmabuf_feedback_v1*, wl_array* dev) {
+      static_cast<FeedbackSeen*>(d)->current = dev_from(dev);
+    },
+    [](void*, zwp_linux_dmabuf_feedback_v1*, wl_array*) {},
+    [](void*, zwp_linux_dmabuf_feedback_v1*, uint32_t) {}};
+
+// Event order on the client: the buffer's release and the frame's presentation.
+struct Order {
+  int next = 0;
+  int released_at = -1, presented_at = -1;
+  bool discarded = false;
+};
+
+const wl_buffer_listener kRelease = {[](void* d, wl_buffer*) {
+  auto* o = static_cast<Order*>(d);
+  if (o->released_at < 0) o->released_at = o->next++;
+}};
+
+const wp_presentation_feedback_listener kPresented = {
+    [](void*, struct wp_presentation_feedback*, wl_output*) {},
+    [](void* d, struct wp_presentation_feedback* fb, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t,
+       uint32_t, uint32_t) {
+      auto* o = static_cast<Order*>(d);
+      o->presented_at = o->next++;
+      wp_presentation_feedback_destroy(fb);
+    },
+    [](void* d, struct wp_presentation_feedback* fb) {
+      static_cast<Order*>(d)->discarded = true;
+      wp_presentation_feedback_destroy(fb);
+    }};
+
+struct ClientRun {
+  FeedbackSeen feedback;
+  Order order;
+  Image writeback;
+  std::string log;
+};
+
+// ferryd on vkms with vgem as render device; a rule for this binary says 'gpu' and, for
+// the discrete GPU, 'transfer'. Shows one vgem dmabuf of kW x kH as a window.
+void run_client(const std::string& dir, const std::string& gpu, const std::string& mode, ClientRun* run) {
+  setenv("LIBSEAT_BACKEND", "builtin", 0);
+  std::string cfg = dir + "/ferry-" + gpu + mode + ".toml", wb = dir + "/wb-" + gpu + mode + ".png";
+  FILE* f = std::fopen(cfg.c_str(), "w");
+  ASSERT_TRUE(f);
+  std::fprintf(f, "[[rule]]\nname = \"guest-dmabuf\"\nexe = \"*/vm-ferryd-offload-dmabuf-test\"\n"
+                  "gpu = \"%s\"\n", gpu.c_str());
+  if (!mode.empty()) std::fprintf(f, "transfer = \"%s\"\n", mode.c_str());
+  std::fclose(f);
+  Ferryd fd;
+  ASSERT_TRUE(fd.start({"--backend", "kms", "--render-device", "/dev/dri/card1", "--config", cfg,
+                        "--stats", "--writeback-screenshot", wb}));
+  std::string err;
+  auto c = WlClient::connect(fd.socket_path(), &err);
+  ASSERT_TRUE(c) << err;
+  auto* dmabuf = static_cast<zwp_linux_dmabuf_v1*>(c->bind(&zwp_linux_dmabuf_v1_interface, 4));
+  ASSERT_TRUE(dmabuf) << "ferryd offers no zwp_linux_dmabuf_v1 on vkms\n" << fd.log();
+  auto* feedback = zwp_linux_dmabuf_v1_get_default_feedback(dmabuf);
+  zwp_linux_dmabuf_feedback_v1_add_listener(feedback, &kFeedback, &run->feedback);
+  c->roundtrip();
+  ASSERT_TRUE(run->feedback.done);
+  zwp_linux_dmabuf_feedback_v1_destroy(feedback);
+
+  UniqueFd vgem = kmstest::open_node("vgem", kmstest::NodeType::primary);
+  ASSERT_TRUE(vgem) << "no vgem node";
+  auto buf = kmstest::DumbBuffer::create(vgem.get(), kW, kH);
+  for (int32_t y = 0; y < kH; ++y)
+    for (int32_t x = 0; x < kW; ++x) buf.row(uint32_t(y))[x] = pattern(x, y);
+  UniqueFd dfd = buf.export_dmabuf();
+  ASSERT_TRUE(dfd);
+  auto* params = zwp_linux_dmabuf_v1_create_params(dmabuf);
+  zwp_linux_buffer_params_v1_add(params, dfd.get(), 0, 0, buf.pitch(),
+                                 uint32_t(DRM_FORMAT_MOD_LINEAR >> 32),
+                                 uint32_t(DRM_FORMAT_MOD_LINEAR & 0xffffffff));
+  wl_buffer* wbuf = zwp_linux_buffer_params_v1_create_immed(params, kW, kH, DRM_FORMAT_XRGB8888, 0);
+  zwp_linux_buffer_params_v1_destroy(params);
+  wl_buffer_add_listener(wbuf, &kRelease, &run->order);
+
+  Toplevel top = c->create_toplevel();
+  wl_surface_attach(top.surface, wbuf, 0, 0);
+  wl_surface_damage_buffer(top.surface, 0, 0, kW, kH);
+  wp_presentation_feedback_add_listener(wp_presentation_feedback(c->presentation, top.surface),
+                                        &kPresented, &run->order);
+  wl_surface_commit(top.surface);
+  auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (run->order.presented_at < 0 && !run->order.discarded &&
+         std::chrono::steady_clock::now() < deadline)
+    ASSERT_TRUE(c->dispatch_for(10)) << fd.log();
+  ASSERT_GE(run->order.presented_at, 0)
+      << "the dmabuf frame was never presented (" << (run->order.discarded ? "discarded" : "no feedback")
+      << ", ferryd " << (fd.running() ? "running" : "gone") << ")\n" << fd.log();
+  ASSERT_EQ(fd.stop(), 0) << fd.log();  // captures the writeback while the window is up
+  c.reset();
+  run->log = fd.log();
+  ASSERT_TRUE(read_png(wb, &run->writeback, &err)) << err << "\n" << run->log;
+}
+
+// Frames and bytes of 'mode' in the --stats line "offload (...): rgb 1 frames 120000 bytes".
+unsigned long long offload_bytes(const std::string& log, const std::string& mode,
+                                 unsigned long long* frames) {
+  size_t line = log.rfind("offload (render device");
+  if (line == std::string::npos) return 0;
+  size_t at = log.find(" " + mode + " ", line);
+  unsigned long long b = 0;
+  if (at == std::string::npos ||
+      std::sscanf(log.c_str() + at + mode.size() + 2, "%llu frames %llu bytes", frames, &b) != 2)
+    return 0;
+  return b;
+}
+
+// PSNR of the window in the writeback against the client's pixels; *exact: equal pixels.
+double window_psnr(const Image& wb, size_t* exact) {
+  double se = 0;
+  *exact = 0;
+  for (int32_t y = 0; y < kH; ++y)
+    for (int32_t x = 0; x < kW; ++x) {
+      uint32_t want = pattern(x, y);
+      const uint8_t w[3] = {uint8_t(want >> 16), uint8_t(want >> 8), uint8_t(want)};
+      const uint8_t* p = wb.pixel(32 + x, 32 + y);
+      *exact += std::memcmp(p, w, 3) == 0;
+      for (int i = 0; i < 3; ++i) se += (double(p[i]) - w[i]) * (double(p[i]) - w[i]);
+    }
+  return 10 * std::log10(255.0 * 255.0 / std::max(se / (3.0 * kW * kH), 1e-9));
+}
+
+TEST(OffloadDmabuf, VgemBufferCrossesFromTheRenderDeviceAndComesBackBeforeItIsShown) {
+  TempDir tmp;
+  const dev_t vgem = device_of("vgem"), vkms = device_of("vkms");
+  ASSERT_NE(vgem, 0u) << "no vgem: run inside tests/vm/run-in-vm";
+  ASSERT_NE(vkms, 0u);
+  ClientRun rgb, nv12, local;
+  {
+    SCOPED_TRACE("rgb");
+    run_client(tmp.path(), "discrete", "rgb", &rgb);
+  }
+  {
+    SCOPED_TRACE("nv12");
+    run_client(tmp.path(), "discrete", "nv12", &nv12);
+  }
+  {
+    SCOPED_TRACE("integrated");
+    run_client(tmp.path(), "integrated", "", &local);
+  }
+  if (HasFatalFailure()) return;
+
+  // Feedback: an offloaded client is steered to the render device, then to the display.
+  EXPECT_EQ(rgb.feedback.main_device, vgem);
+  ASSERT_GE(rgb.feedback.tranche_targets.size(), 2u);
+  EXPECT_EQ(rgb.feedback.tranche_targets.front(), vgem);
+  EXPECT_EQ(rgb.feedback.tranche_targets.back(), vkms);
+  // A local client hears of the display device only.
+  EXPECT_EQ(local.feedback.main_device, vkms);
+  for (dev_t d : local.feedback.tranche_targets) EXPECT_EQ(d, vkms);
+
+  // The frame crossed: bytes in the stats, pixels in the writeback.
+  unsigned long long frames = 0, nv12_frames = 0, none = 0;
+  const unsigned long long rgb_bytes = offload_bytes(rgb.log, "rgb", &frames);
+  EXPECT_EQ(rgb_bytes, frames * kW * kH * 4) << rgb.log;
+  EXPECT_GE(frames, 1u) << rgb.log;
+  const unsigned long long nv12_bytes = offload_bytes(nv12.log, "nv12", &nv12_frames);
+  EXPECT_GE(nv12_frames, 1u) << nv12.log;
+  EXPECT_EQ(nv12_bytes * 8, nv12_frames * kW * kH * 4 * 3) << "NV12 is 0.375x RGBA8\n" << nv12.log;
+  EXPECT_EQ(offload_bytes(local.log, "rgb", &none), 0u) << local.log;
+  size_t exact_rgb = 0, exact_nv12 = 0, exact_local = 0;
+  window_psnr(rgb.writeback, &exact_rgb);
+  double psnr = window_psnr(nv12.writeback, &exact_nv12);
+  window_psnr(local.writeback, &exact_local);
+  std::printf("guest dmabuf offload: rgb %zu of %d pixels exact; nv12 RGB-PSNR %.2f dB; "
+              "local %zu exact\n", exact_rgb, kW * kH, psnr, exact_local);
+  EXPECT_EQ(exact_rgb, size_t(kW * kH));
+  EXPECT_GE(psnr, 35.0);
+  EXPECT_LT(exact_nv12, size_t(kW * kH)) << "nv12 cannot be exact on this pattern";
+  EXPECT_EQ(exact_local, size_t(kW * kH));
+
+  // The offloaded buffer is back with its client before its frame is shown (the pack has
+  // read it); the local one is sampled in place, so it stays busy while it is on screen.
+  EXPECT_GE(rgb.order.released_at, 0);
+  EXPECT_LT(rgb.order.released_at, rgb.order.presented_at);
+  EXPECT_GE(nv12.order.released_at, 0);
+  EXPECT_LT(nv12.order.released_at, nv12.order.presented_at);
+  EXPECT_LT(local.order.released_at, 0) << "a sampled buffer was released while on screen";
+}
+
+}  // namespace
+}  // namespace ferry::itest
