@@ -352,10 +352,12 @@ std::unique_ptr<offload::OffloadEngine> start_offload(Server& server, ServerCont
   offload::EngineOptions opts;
   opts.link_bytes_per_s = double(cfg.link_capacity_bytes_per_s);
   if (const char* u = std::getenv("FERRY_OFFLOAD_UNFUSED"); u && *u == '1') opts.fused_unpack = false;
+  if (const char* c = std::getenv("FERRY_OFFLOAD_CARRIER"); c && std::strcmp(c, "ring") == 0)
+    opts.dmabuf_carrier = false;
   if (opts.link_bytes_per_s == 0)
     if (const gpu::Gpu* r = gpu::find_role(gpus, gpu::Role::render))
       opts.link_bytes_per_s = double(r->link.cur_bytes_per_s());
-  log_info("offload: render device %s (%s, from %s), carrier: sysmem ring; link %s",
+  log_info("offload: render device %s (%s, from %s); link %s",
            spec.c_str(), device->egl().caps().renderer.c_str(), why.c_str(),
            opts.link_bytes_per_s > 0
                ? (std::to_string(uint64_t(opts.link_bytes_per_s / 1e6)) + " MB/s").c_str()

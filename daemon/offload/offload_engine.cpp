@@ -12,6 +12,7 @@
 #include "core/surface.hpp"
 #include "core/dmabuf_buffer.hpp"
 #include "render/dmabuf_image.hpp"
+#include "offload/carrier.hpp"
 #include "render/renderer.hpp"
 #include "transfer/dest_stage.hpp"
 #include "transfer/formats.hpp"
@@ -82,6 +83,12 @@ struct OffloadEngine::Lane {
   std::unique_ptr<transfer::SourceStage> source;  // render context
   transfer::SysmemRing ring{kSlots};
   std::unique_ptr<transfer::DestStage> dest;      // renderer's context
+  // The dmabuf carrier's slots (rgb and nv12), used round robin; the one shown is fenced
+  // on the display device when the next takes its place.
+  std::unique_ptr<CarrierSlot> slots[kSlots];
+  int next_slot = 0, shown_slot = -1;
+  std::string carrier = "sysmem ring";  // what carried the last frame
+  bool carrier_failed = false;          // a slot could not be made or filled: ring only
   transfer::ModeSelector selector;
   bool has_mode = false;
   TransferMode mode = TransferMode::rgb;
@@ -97,7 +104,23 @@ struct OffloadEngine::Lane {
 
 OffloadEngine::OffloadEngine(Server& server, std::unique_ptr<RenderDevice> device,
                              EngineOptions options)
-    : server_(server), device_(std::move(device)), options_(options) {}
+    : server_(server), device_(std::move(device)), options_(options) {
+  // The copy-mode ladder: the dmabuf carrier only after a known pattern crossed exactly.
+  if (!options_.dmabuf_carrier) {
+    carrier_note_ = "sysmem ring (dmabuf carrier turned off)";
+  } else if (!device_->gbm()) {
+    carrier_note_ = "sysmem ring (the render device has no GBM device to allocate carriers)";
+  } else if (!server_.egl().caps().dmabuf_import) {
+    carrier_note_ = "sysmem ring (the display device's EGL imports no dmabuf)";
+  } else {
+    std::string why;
+    carrier_ok_ = validate_carrier(*device_, server_.egl(), &why);
+    carrier_note_ = carrier_ok_ ? "dmabuf (rgb and nv12; other modes: sysmem ring)"
+                                : "sysmem ring (dmabuf carrier test failed: " + why + ")";
+  }
+  server_.egl().make_current();
+  log_info("offload: carrier: %s", carrier_note_.c_str());
+}
 
 OffloadEngine::~OffloadEngine() {
   while (!lanes_.empty()) drop_lane(lanes_.begin()->first);
@@ -116,6 +139,7 @@ void OffloadEngine::drop_lane(uint64_t surface_id) {
     if (lane->import_tex) glDeleteTextures(1, &lane->import_tex);
   }
   lane->dest.reset();  // renderer's context, current again
+  for (auto& slot : lane->slots) slot.reset();
 }
 
 OffloadEngine::Lane* OffloadEngine::lane_for(Surface& surface, std::string* error) {
@@ -342,28 +366,44 @@ bool OffloadEngine::move_frame(Surface& surface, Lane& lane_ref, const OffloadPo
   // (measured in the guest: a 200x150 NV12 pack on vgem still busy after 30 s); its
   // fragment path packs the same bytes.
   po.force_fragment = lane->from_dmabuf && device_->software();
-  Clock::time_point t0 = Clock::now();
-  bool ok = false;
-  transfer::Packet* packet = nullptr;
-  {
-    RenderDevice::Scope scope(*device_);
-    ok = lane->source->submit(frame, po, &error);
-    packet = ok ? lane->ring.begin_write() : nullptr;
-    if (ok && !packet) {
-      ok = false;
-      error = "the ring is full";
-    }
-    ok = ok && lane->source->collect(packet, true, &error);
-    if (packet) lane->ring.end_write();
-  }
-  Clock::time_point t1 = Clock::now();
-  const transfer::Packet* carried = ok ? lane->ring.begin_read() : nullptr;
+  Clock::time_point t0 = Clock::now(), t1 = t0;
+  uint64_t bytes = 0;
+  bool ok = false, fused = false;
   YuvPlanes planes;
-  bool fused = false;
-  ok = carried && lane->dest->consume(*carried, options_.fused_unpack ? &planes : nullptr, &fused,
-                                      &error);
-  uint64_t bytes = carried ? carried->used : 0;
-  if (carried) lane->ring.end_read();
+  std::unique_ptr<SurfaceTexture> carrier_tex;
+  if (carrier_takes(mode) && !lane->carrier_failed) {
+    // The dmabuf carrier: packed straight into linear buffers the display samples.
+    ok = carry_dmabuf(*lane, frame, po, y_inverted, &bytes, carrier_tex, &error);
+    if (!carrier_tex) {
+      log_warn("offload: wl_surface@%u: dmabuf carrier: %s; its frames go through the sysmem "
+               "ring", wl_resource_get_id(surface.resource()), error.c_str());
+      lane->carrier_failed = true;
+      error.clear();
+    }
+    t1 = Clock::now();
+  }
+  if (!carrier_tex) {
+    // The sysmem ring: read back on the render device, uploaded on the display device.
+    transfer::Packet* packet = nullptr;
+    {
+      RenderDevice::Scope scope(*device_);
+      ok = lane->source->submit(frame, po, &error);
+      packet = ok ? lane->ring.begin_write() : nullptr;
+      if (ok && !packet) {
+        ok = false;
+        error = "the ring is full";
+      }
+      ok = ok && lane->source->collect(packet, true, &error);
+      if (packet) lane->ring.end_write();
+    }
+    t1 = Clock::now();
+    const transfer::Packet* carried = ok ? lane->ring.begin_read() : nullptr;
+    ok = carried && lane->dest->consume(*carried, options_.fused_unpack ? &planes : nullptr,
+                                        &fused, &error);
+    bytes = carried ? carried->used : 0;
+    if (carried) lane->ring.end_read();
+    lane->carrier = "sysmem ring";
+  }
   Clock::time_point t2 = Clock::now();
   if (!ok) {
     log_warn("offload: wl_surface@%u: transfer in %s failed: %s; composing it locally",
@@ -385,12 +425,62 @@ bool OffloadEngine::move_frame(Surface& surface, Lane& lane_ref, const OffloadPo
   ModeTotals& t = totals_[mode];
   t.frames++;
   t.bytes += bytes;
-  if (fused) {
+  if (carrier_tex) {
+    tex = std::move(carrier_tex);
+  } else if (fused) {
     // The renderer samples the planes and converts per fragment (no RGBA intermediate).
     tex = Renderer::borrow_yuv(planes, w, h, y_inverted);
   } else {
     tex = Renderer::borrow(lane->dest->texture(), lane->dest->width(), lane->dest->height(),
                            !has_alpha(fourcc), y_inverted);
+  }
+  return true;
+}
+
+bool OffloadEngine::carrier_takes(TransferMode mode) const {
+  if (!carrier_ok_) return false;
+  if (mode == TransferMode::rgb) return true;
+  // NV12 is composed from the carrier's R8 + RG8 planes by the fused shader's gather path.
+  const GlCaps& caps = server_.egl().caps();
+  const bool gather = caps.gles_major > 3 || (caps.gles_major == 3 && caps.gles_minor >= 1);
+  return mode == TransferMode::nv12 && options_.fused_unpack && gather;
+}
+
+bool OffloadEngine::carry_dmabuf(Lane& lane, const transfer::SourceFrame& frame,
+                                 const transfer::PackOptions& po, bool y_inverted, uint64_t* bytes,
+                                 std::unique_ptr<SurfaceTexture>& tex, std::string* error) {
+  const int s = lane.next_slot;
+  std::unique_ptr<CarrierSlot>& slot = lane.slots[size_t(s)];
+  if (!slot || slot->mode() != po.mode || slot->width() != frame.width ||
+      slot->height() != frame.height) {
+    slot.reset();
+    if (lane.shown_slot == s) lane.shown_slot = -1;
+    slot = CarrierSlot::create(*device_, server_.egl(), po.mode, frame.width, frame.height, error);
+    if (!slot) return false;
+  }
+  slot->wait_display();  // the display device has finished sampling it
+  bool ok = false;
+  {
+    RenderDevice::Scope scope(*device_);
+    ok = lane.source->pack_to_textures(frame, po, slot->render_targets(), error);
+  }
+  if (!ok) return false;
+  // From here on no composition samples the slot shown so far: fence it for its next use.
+  if (lane.shown_slot >= 0 && lane.slots[size_t(lane.shown_slot)])
+    lane.slots[size_t(lane.shown_slot)]->set_display_fence(
+        transfer::insert_fence(server_.egl().display()));
+  lane.shown_slot = s;
+  lane.next_slot = (s + 1) % kSlots;
+  lane.carrier = "dmabuf";
+  *bytes = slot->payload_bytes();
+  if (po.mode == TransferMode::rgb) {
+    tex = Renderer::borrow(slot->display_texture(0), frame.width, frame.height,
+                           !has_alpha(frame.fourcc), y_inverted);
+  } else {
+    const GLuint t[3] = {slot->display_texture(0), slot->display_texture(1),
+                         slot->display_texture(1)};
+    tex = Renderer::borrow_yuv(transfer::fused_planes(po.color, t, true, false, true), frame.width,
+                               frame.height, y_inverted);
   }
   return true;
 }
@@ -401,7 +491,7 @@ std::optional<SurfaceTransferInfo> OffloadEngine::info(const Surface& surface) c
   const Lane& l = *it->second;
   SurfaceTransferInfo i;
   i.mode = std::string(to_string(l.mode));
-  i.carrier = carrier();
+  i.carrier = l.carrier;
   i.source = l.from_dmabuf ? "dmabuf on " + device_->name() : "wl_shm";
   i.reason = l.reason;
   i.frames = l.frames;
@@ -422,7 +512,8 @@ std::optional<SurfaceTransferInfo> OffloadEngine::info(const Surface& surface) c
 }
 
 void OffloadEngine::print_stats(FILE* out) const {
-  std::fprintf(out, "offload (render device %s, carrier %s):", device_->name().c_str(), carrier());
+  std::fprintf(out, "offload (render device %s, carrier %s):", device_->name().c_str(),
+               carrier().c_str());
   if (totals_.empty()) std::fprintf(out, " no frames");
   bool first = true;
   for (const auto& [mode, t] : totals_) {

@@ -30,6 +30,7 @@
 #include "core/transfer_path.hpp"
 #include "offload/render_device.hpp"
 #include "transfer/mode.hpp"
+#include "transfer/source_stage.hpp"
 
 namespace ferry {
 class Server;
@@ -42,6 +43,10 @@ struct EngineOptions {
   // YUV modes: composition samples the planes and converts per fragment (no RGBA
   // intermediate texture). Off (FERRY_OFFLOAD_UNFUSED=1): the destination stage unpacks.
   bool fused_unpack = true;
+  // rgb and nv12 frames in linear buffers of the render device that the display device
+  // samples (no CPU copy), when the round-trip test at start passes. Off
+  // (FERRY_OFFLOAD_CARRIER=ring): the system-memory ring carries every frame.
+  bool dmabuf_carrier = true;
 };
 
 class OffloadEngine final : public SurfaceTransferPath {
@@ -69,7 +74,10 @@ class OffloadEngine final : public SurfaceTransferPath {
   std::optional<SurfaceTransferInfo> info(const Surface& surface) const override;
 
   RenderDevice& device() { return *device_; }
-  const char* carrier() const { return "sysmem ring"; }
+  // "dmabuf" when the carrier passed its round-trip test, else "sysmem ring"; the note
+  // says why (logged at start).
+  std::string carrier() const { return carrier_ok_ ? "dmabuf" : "sysmem ring"; }
+  const std::string& carrier_note() const { return carrier_note_; }
 
   struct ModeTotals {
     uint64_t frames = 0;
@@ -92,6 +100,13 @@ class OffloadEngine final : public SurfaceTransferPath {
   // carry, unpack; 'tex' gets the result. False (lane dropped) when the transfer failed.
   bool move_frame(Surface& surface, Lane& lane, const OffloadPolicy& pol, GLuint frame_texture,
                   const Region& damage, bool y_inverted, std::unique_ptr<SurfaceTexture>& tex);
+  // Whether the dmabuf carrier takes frames of this mode.
+  bool carrier_takes(TransferMode mode) const;
+  // Packs the frame into the lane's next carrier slot; 'tex' samples it. False with *error
+  // (and 'tex' null) when no slot could be made or filled: the ring carries the frame.
+  bool carry_dmabuf(Lane& lane, const transfer::SourceFrame& frame, const transfer::PackOptions& po,
+                    bool y_inverted, uint64_t* bytes, std::unique_ptr<SurfaceTexture>& tex,
+                    std::string* error);
 
   Server& server_;
   std::unique_ptr<RenderDevice> device_;
@@ -102,6 +117,8 @@ class OffloadEngine final : public SurfaceTransferPath {
   // (format, modifier) pairs the render device refused to import, with its answer.
   std::map<std::pair<uint32_t, uint64_t>, std::string> import_refused_;
   uint64_t dmabuf_imports_ = 0;  // last DmabufImage id given on the render device
+  bool carrier_ok_ = false;
+  std::string carrier_note_;
   bool lanes_full_logged_ = false;
 };
 

@@ -37,6 +37,8 @@ class RenderDevice {
 
   const std::string& name() const { return name_; }  // "/dev/dri/card1", "surfaceless"
   EglContext& egl() { return *egl_; }
+  // Its GBM device; null for surfaceless.
+  gbm_device* gbm() const { return gbm_; }
   // dev_t of the node (0 for surfaceless): equal to the display device's means one GPU.
   dev_t device() const { return device_; }
   // A software rasterizer (llvmpipe: surfaceless, or kms_swrast on a DRM node without a

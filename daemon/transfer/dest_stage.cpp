@@ -116,6 +116,21 @@ bool DestStage::consume(const Packet& p, YuvPlanes* fused, bool* fused_used, std
   return true;
 }
 
+YuvPlanes fused_planes(const ColorSpec& color, const GLuint tex[3], bool semiplanar, bool ten,
+                       bool filtered) {
+  const YuvCoeffs k = yuv_coeffs(color.matrix, color.range, ten ? 10 : 8);
+  YuvPlanes planes;
+  for (int i = 0; i < 3; ++i) planes.tex[i] = tex[i];
+  planes.semiplanar = semiplanar;
+  planes.filtered = filtered;
+  planes.shift = ten ? 6u : 0u;
+  planes.origin[0] = float(chroma_origin(color.siting, 0));
+  planes.origin[1] = float(chroma_origin(color.siting, 1));
+  for (int i = 0; i < 9; ++i) planes.to_rgb[i] = float(k.to_rgb[size_t(i)]);
+  for (int i = 0; i < 3; ++i) planes.offset[i] = float(k.yuv_offset[size_t(i)]);
+  return planes;
+}
+
 bool DestStage::unpack_yuv(const Packet& p, YuvPlanes* fused, std::string* error) {
   const PayloadLayout& l = p.layout;
   const bool ten = l.payload == Payload::p010;
@@ -154,16 +169,7 @@ bool DestStage::unpack_yuv(const Packet& p, YuvPlanes* fused, std::string* error
     tex[2] = tex[1];
   }
   if (fused) {
-    const YuvCoeffs k = yuv_coeffs(p.color.matrix, p.color.range, ten ? 10 : 8);
-    *fused = YuvPlanes{};
-    for (int i = 0; i < 3; ++i) fused->tex[i] = tex[i];
-    fused->semiplanar = !planar;
-    fused->filtered = !planar && !ten && gather;
-    fused->shift = ten ? 6u : 0u;
-    fused->origin[0] = float(chroma_origin(p.color.siting, 0));
-    fused->origin[1] = float(chroma_origin(p.color.siting, 1));
-    for (int i = 0; i < 9; ++i) fused->to_rgb[i] = float(k.to_rgb[size_t(i)]);
-    for (int i = 0; i < 3; ++i) fused->offset[i] = float(k.yuv_offset[size_t(i)]);
+    *fused = fused_planes(p.color, tex, !planar, ten, !planar && !ten && gather);
     return true;
   }
   glUseProgram(prog);

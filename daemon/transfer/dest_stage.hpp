@@ -17,10 +17,17 @@
 
 #include "render/egl_context.hpp"
 #include "render/renderer.hpp"
+#include "transfer/color.hpp"
 #include "transfer/gl_util.hpp"
 #include "transfer/ring.hpp"
 
 namespace ferry::transfer {
+
+// How composition samples YUV planes of this colour spec (render/renderer.hpp, YuvPlanes):
+// tex = Y, CbCr (semiplanar; twice) or Y, Cb, Cr; 'filtered': NV12 as normalized R8 + RG8
+// planes (GLES >= 3.1, textureGather); 'ten': P010 samples (shift 6).
+YuvPlanes fused_planes(const ColorSpec& color, const GLuint tex[3], bool semiplanar, bool ten,
+                       bool filtered);
 
 class DestStage {
  public:

@@ -209,25 +209,29 @@ bool SourceStage::read_rgba(const SourceFrame& f, Slot& slot, std::string* error
   return true;
 }
 
+// The fragment packer (transfer_pack.frag) with 'defines', bound, its colour uniforms and
+// the source frame set.
+GLuint SourceStage::use_pack_program(const SourceFrame& f, const PackOptions& o, bool ten,
+                                     const std::string& defines, std::string* error) {
+  const std::string bits = ten ? "#define BITS10 1\n" : "";
+  GLuint prog = programs_.graphics("transfer_quad.vert", "transfer_pack.frag", defines + bits, error);
+  if (!prog) return 0;
+  glUseProgram(prog);
+  set_color_uniforms(prog, yuv_coeffs(o.color.matrix, o.color.range, ten ? 10 : 8));
+  glActiveTexture(GL_TEXTURE0);
+  glBindTexture(GL_TEXTURE_2D, f.texture);
+  glUniform1i(glGetUniformLocation(prog, "u_src"), 0);
+  glUniform2i(glGetUniformLocation(prog, "u_size"), f.width, f.height);
+  glUniform2f(glGetUniformLocation(prog, "u_origin"), float(chroma_origin(o.color.siting, 0)),
+              float(chroma_origin(o.color.siting, 1)));
+  return prog;
+}
+
 bool SourceStage::pack_fragment(const SourceFrame& f, const PackOptions& o, Slot& slot,
                                 std::string* error) {
   const PayloadLayout& l = slot.header.layout;
   const bool ten = l.payload == Payload::p010;
-  const YuvCoeffs k = yuv_coeffs(o.color.matrix, o.color.range, ten ? 10 : 8);
-  const std::string bits = ten ? "#define BITS10 1\n" : "";
-  auto setup = [&](const std::string& defines) -> GLuint {
-    GLuint prog = programs_.graphics("transfer_quad.vert", "transfer_pack.frag", defines + bits, error);
-    if (!prog) return 0;
-    glUseProgram(prog);
-    set_color_uniforms(prog, k);
-    glActiveTexture(GL_TEXTURE0);
-    glBindTexture(GL_TEXTURE_2D, f.texture);
-    glUniform1i(glGetUniformLocation(prog, "u_src"), 0);
-    glUniform2i(glGetUniformLocation(prog, "u_size"), f.width, f.height);
-    glUniform2f(glGetUniformLocation(prog, "u_origin"), float(chroma_origin(o.color.siting, 0)),
-                float(chroma_origin(o.color.siting, 1)));
-    return prog;
-  };
+  auto setup = [&](const std::string& defines) { return use_pack_program(f, o, ten, defines, error); };
   glBindBuffer(GL_PIXEL_PACK_BUFFER, slot.buffer);
   glPixelStorei(GL_PACK_ALIGNMENT, 4);
   auto read_plane = [&](GLuint tex, int32_t w, int32_t h, GLenum fmt, GLenum type, size_t offset) {
@@ -248,6 +252,26 @@ bool SourceStage::pack_fragment(const SourceFrame& f, const PackOptions& o, Slot
     return true;
   }
   const int32_t cw = l.chroma_width, ch = l.chroma_height;
+  GLuint chroma = ten ? lazy(&t_->chroma10, GL_RG16UI, cw, ch) : lazy(&t_->chroma8, GL_RG8, cw, ch);
+  GLuint luma = ten ? lazy(&t_->luma10, GL_R16UI, f.width, f.height) : lazy(&t_->luma8, GL_R8, f.width, f.height);
+  if (!draw_420(f, o, ten, luma, chroma, error)) return false;
+  glBindBuffer(GL_PIXEL_PACK_BUFFER, slot.buffer);
+  glActiveTexture(GL_TEXTURE0);
+  if (ten) {
+    read_plane(luma, f.width, f.height, GL_RED_INTEGER, GL_UNSIGNED_SHORT, l.plane_offset[0]);
+    read_plane(chroma, cw, ch, GL_RG_INTEGER, GL_UNSIGNED_SHORT, l.plane_offset[1]);
+  } else {
+    read_plane(luma, f.width, f.height, GL_RED, GL_UNSIGNED_BYTE, l.plane_offset[0]);
+    read_plane(chroma, cw, ch, GL_RG, GL_UNSIGNED_BYTE, l.plane_offset[1]);
+  }
+  glBindBuffer(GL_PIXEL_PACK_BUFFER, 0);
+  return true;
+}
+
+bool SourceStage::draw_420(const SourceFrame& f, const PackOptions& o, bool ten, GLuint luma,
+                           GLuint chroma, std::string* error) {
+  auto setup = [&](const std::string& defines) { return use_pack_program(f, o, ten, defines, error); };
+  const int32_t cw = (f.width + 1) / 2, ch = (f.height + 1) / 2;
   // Pass 1: horizontal chroma filter into float.
   GLuint prog = setup("#define PASS_CHROMA_H 1\n");
   if (!prog) return false;
@@ -261,7 +285,6 @@ bool SourceStage::pack_fragment(const SourceFrame& f, const PackOptions& o, Slot
   glActiveTexture(GL_TEXTURE1);
   glBindTexture(GL_TEXTURE_2D, hpass);
   glUniform1i(glGetUniformLocation(prog, "u_hpass"), 1);
-  GLuint chroma = ten ? lazy(&t_->chroma10, GL_RG16UI, cw, ch) : lazy(&t_->chroma8, GL_RG8, cw, ch);
   draw_to(chroma, cw, ch);
   // Pass 3: luma, adjusted to the chroma the destination will rebuild.
   prog = setup(std::string("#define PASS_LUMA 1\n") + (o.color.luma_adjust ? "#define LUMA_ADJUST 1\n" : ""));
@@ -269,18 +292,46 @@ bool SourceStage::pack_fragment(const SourceFrame& f, const PackOptions& o, Slot
   glActiveTexture(GL_TEXTURE1);
   glBindTexture(GL_TEXTURE_2D, chroma);
   glUniform1i(glGetUniformLocation(prog, "u_chroma"), 1);
-  GLuint luma = ten ? lazy(&t_->luma10, GL_R16UI, f.width, f.height) : lazy(&t_->luma8, GL_R8, f.width, f.height);
   draw_to(luma, f.width, f.height);
   glActiveTexture(GL_TEXTURE0);
-  if (ten) {
-    read_plane(luma, f.width, f.height, GL_RED_INTEGER, GL_UNSIGNED_SHORT, l.plane_offset[0]);
-    read_plane(chroma, cw, ch, GL_RG_INTEGER, GL_UNSIGNED_SHORT, l.plane_offset[1]);
-  } else {
-    read_plane(luma, f.width, f.height, GL_RED, GL_UNSIGNED_BYTE, l.plane_offset[0]);
-    read_plane(chroma, cw, ch, GL_RG, GL_UNSIGNED_BYTE, l.plane_offset[1]);
-  }
-  glBindBuffer(GL_PIXEL_PACK_BUFFER, 0);
   return true;
+}
+
+bool SourceStage::pack_to_textures(const SourceFrame& f, const PackOptions& o,
+                                   const GLuint planes[2], std::string* error) {
+  if (!check_conversion(f.fourcc, o.mode, error)) return false;
+  if (!ctx_.make_current()) {
+    *error = "source context: eglMakeCurrent failed";
+    return false;
+  }
+  if (!ensure_targets(f.width, f.height, error)) return false;
+  bool ok = false;
+  if (o.mode == TransferMode::rgb) {
+    GLuint prog = programs_.graphics("transfer_quad.vert", "transfer_pack.frag",
+                                     "#define PASS_CONVERT 1\n", error);
+    if (prog) {
+      glUseProgram(prog);
+      glActiveTexture(GL_TEXTURE0);
+      glBindTexture(GL_TEXTURE_2D, f.texture);
+      glUniform1i(glGetUniformLocation(prog, "u_src"), 0);
+      glUniform2i(glGetUniformLocation(prog, "u_size"), f.width, f.height);
+      draw_to(planes[0], f.width, f.height);
+      ok = true;
+    }
+  } else if (o.mode == TransferMode::nv12) {
+    ok = draw_420(f, o, false, planes[0], planes[1], error);
+  } else {
+    *error = "mode " + std::string(to_string(o.mode)) + " has no texture target path";
+  }
+  glBindFramebuffer(GL_FRAMEBUFFER, 0);
+  if (!ok) return false;
+  if (GLenum err = glGetError(); err != GL_NO_ERROR) {
+    *error = "GL error " + std::to_string(err) + " while packing " + std::string(to_string(o.mode)) +
+             " into textures";
+    return false;
+  }
+  EGLSync fence = insert_fence(ctx_.display());
+  return wait_fence(ctx_.display(), &fence, EGL_FOREVER);
 }
 
 GLuint SourceStage::walker_program(const ColorSpec& color, const WalkerVariant& v,

@@ -60,6 +60,12 @@ class SourceStage {
   // its fence has not signalled yet.
   bool collect(Packet* packet, bool wait, std::string* error);
   int pending() const;
+  // Packs 'frame' straight into textures of the source context (the dmabuf carrier's
+  // planes) instead of a read-back buffer, by the fragment path, and waits for the GPU.
+  // rgb: planes[0] RGBA8 w x h; nv12: planes[0] R8 w x h, planes[1] RG8 (w+1)/2 x (h+1)/2.
+  // Other modes fail with *error.
+  bool pack_to_textures(const SourceFrame& frame, const PackOptions& options,
+                        const GLuint planes[2], std::string* error);
   // Whether compute shaders are used for this mode with these options.
   bool uses_compute(const PackOptions& options) const;
   // Forget the previous frame (next tiles frame sends every tile).
@@ -80,6 +86,11 @@ class SourceStage {
   explicit SourceStage(EglContext& ctx);
   bool ensure_targets(int32_t width, int32_t height, std::string* error);
   bool pack_fragment(const SourceFrame& f, const PackOptions& o, Slot& slot, std::string* error);
+  GLuint use_pack_program(const SourceFrame& f, const PackOptions& o, bool ten,
+                          const std::string& defines, std::string* error);
+  // The three 4:2:0 fragment passes into 'luma' (R8 / R16UI) and 'chroma' (RG8 / RG16UI).
+  bool draw_420(const SourceFrame& f, const PackOptions& o, bool ten, GLuint luma, GLuint chroma,
+                std::string* error);
   bool pack_compute(const SourceFrame& f, const PackOptions& o, Slot& slot, std::string* error);
   // The 4:2:0 compute packer (transfer_pack.comp SEMIPLANAR) for this colour spec, bound,
   // with its colour and tap uniforms set. variant.tile > 0: the per-tile variant (tiles-nv12).

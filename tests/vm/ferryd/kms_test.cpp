@@ -327,7 +327,7 @@ namespace ferry::itest {
 namespace {
 
 // Live offload on a real kernel: vkms displays, vgem is the render device (GBM + EGL on its
-// primary node, kms_swrast), the frame crosses through the sysmem ring, and the writeback
+// primary node, kms_swrast), the frame crosses in the dmabuf carrier, and the writeback
 // connector shows what the CRTC scanned out. A rule for this test binary fixes the mode.
 struct OffloadRun {
   Image wb;
@@ -388,6 +388,9 @@ TEST_F(KmsFerryd, OffloadedWindowCrossesFromVgemExactlyInRgbAndAtThreeEighthsInN
   }
   if (HasFatalFailure()) return;
   EXPECT_NE(rgb.log.find("offload: render device /dev/dri/card1"), std::string::npos) << rgb.log;
+  // vgem allocates the linear carrier buffers and vkms samples them: no CPU copy.
+  EXPECT_NE(rgb.log.find("carrier dmabuf)"), std::string::npos) << rgb.log;
+  EXPECT_NE(nv12.log.find("carrier dmabuf)"), std::string::npos) << nv12.log;
   unsigned long long frames = 0, nv12_frames = 0;
   const unsigned long long rgb_bytes = offload_bytes(rgb.log, "rgb", &frames);
   const unsigned long long nv12_bytes = offload_bytes(nv12.log, "nv12", &nv12_frames);

@@ -223,7 +223,12 @@ TEST(OffloadDmabuf, VgemBufferCrossesFromTheRenderDeviceAndComesBackBeforeItIsSh
   EXPECT_EQ(local.feedback.main_device, vkms);
   for (dev_t d : local.feedback.tranche_targets) EXPECT_EQ(d, vkms);
 
-  // The frame crossed: bytes in the stats, pixels in the writeback.
+  // The frame crossed in the dmabuf carrier (it passed its round trip at start): bytes in
+  // the stats, pixels in the writeback.
+  for (const ClientRun* r : {&rgb, &nv12}) {
+    EXPECT_NE(r->log.find("offload: carrier: dmabuf"), std::string::npos) << r->log;
+    EXPECT_NE(r->log.find("carrier dmabuf)"), std::string::npos) << r->log;
+  }
   unsigned long long frames = 0, nv12_frames = 0, none = 0;
   const unsigned long long rgb_bytes = offload_bytes(rgb.log, "rgb", &frames);
   EXPECT_EQ(rgb_bytes, frames * kW * kH * 4) << rgb.log;

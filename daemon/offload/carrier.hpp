@@ -1,0 +1,85 @@
+#pragma once
+// The dmabuf carrier on the live path (issue 9, S2's cross-adapter resource): the payload
+// planes of one frame in linear buffers allocated on the render device (GBM), rendered
+// there by the source stage and sampled in place by the display device (imported through
+// EGL_EXT_image_dma_buf_import). No CPU copy: what crosses the bus is the display GPU
+// reading the buffers.
+//
+// CarrierSlot: one frame's planes. rgb: one ABGR8888 plane (RGBA bytes); nv12: R8 luma and
+// GR88 chroma (Cb, Cr bytes), composed by the fused NV12 shader.
+//
+// validate_carrier(): the copy-mode ladder's test (as mutter and KWin do before trusting a
+// cross-GPU path): a known pattern rendered on the render device must read back exactly
+// through the display device, per plane format. When it fails the sysmem ring is used.
+//
+// Threading: main thread. Each slot holds textures in both contexts; create, fill and
+// destroy it with the renderer's context current outside RenderDevice scopes.
+
+#include <EGL/egl.h>
+#include <GLES3/gl32.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "offload/render_device.hpp"
+#include "transfer/dmabuf_carrier.hpp"
+#include "transfer/mode.hpp"
+
+struct gbm_bo;
+
+namespace ferry::offload {
+
+class CarrierSlot {
+ public:
+  // Planes for 'mode' (rgb or nv12) of a w x h frame. Null with *error when the render
+  // device cannot allocate them or either device refuses the import.
+  static std::unique_ptr<CarrierSlot> create(RenderDevice& device, EglContext& display,
+                                             TransferMode mode, int32_t width, int32_t height,
+                                             std::string* error);
+  ~CarrierSlot();
+  CarrierSlot(const CarrierSlot&) = delete;
+  CarrierSlot& operator=(const CarrierSlot&) = delete;
+
+  TransferMode mode() const { return mode_; }
+  int32_t width() const { return width_; }
+  int32_t height() const { return height_; }
+  int planes() const { return mode_ == TransferMode::nv12 ? 2 : 1; }
+  // Render-context textures to render the payload into (SourceStage::pack_to_textures).
+  const GLuint* render_targets() const { return render_tex_; }
+  // Display-context textures of the same memory (linear filtering, clamped).
+  GLuint display_texture(int plane) const { return display_tex_[plane]; }
+  // Payload bytes (the planes' pixels, without stride padding).
+  uint64_t payload_bytes() const;
+
+  // The display device last sampled this slot before 'fence' (renderer's context); the
+  // slot is not rendered into again until it signals.
+  void set_display_fence(EGLSync fence);
+  // Waits for that fence (no-op without one).
+  void wait_display();
+
+ private:
+  struct Plane {
+    gbm_bo* bo = nullptr;
+    UniqueFd fd;
+    std::unique_ptr<transfer::DmabufImport> on_render, on_display;
+  };
+  CarrierSlot(RenderDevice& device, EglContext& display) : device_(device), display_(display) {}
+  bool add_plane(int index, uint32_t fourcc, int32_t w, int32_t h, std::string* error);
+
+  RenderDevice& device_;
+  EglContext& display_;
+  TransferMode mode_ = TransferMode::rgb;
+  int32_t width_ = 0, height_ = 0;
+  Plane planes_[2];
+  GLuint render_tex_[2] = {0, 0};
+  GLuint display_tex_[2] = {0, 0};
+  EGLSync display_fence_ = EGL_NO_SYNC;
+};
+
+// The ladder's test: rgb and nv12 slots of a small size, a known pattern rendered into
+// each plane on the render device, read back through the display device and compared
+// byte for byte. True when every plane format round-trips; else false with *why.
+bool validate_carrier(RenderDevice& device, EglContext& display, std::string* why);
+
+}  // namespace ferry::offload
