@@ -1,7 +1,8 @@
 #!/bin/sh
 # The whole test suite, as README's test command and CI run it:
 #  1. release-style build with warnings as errors, every suite (unit, gl, integration, vm);
-#  2. ASan+UBSan build, unit, kms (display thread) and integration suites.
+#  2. ASan+UBSan build, unit, kms (display thread) and integration suites;
+#  3. the libFuzzer targets (clang, ASan+UBSan), 10^5 executions each plus their regressions.
 set -eu
 cd "$(dirname "$0")/.."
 .ci/install-deps
@@ -24,3 +25,12 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 LSAN_OPTIONS=suppressions=$PWD/test
   meson test -C build-asan --print-errorlogs --num-processes 2 --suite unit --suite kms
 ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
   meson test -C build-asan --print-errorlogs --num-processes 2 --suite integration
+
+# The fuzzers need clang; only their targets are built (not the whole tree a second time).
+if [ ! -d build-fuzz ]; then
+  CC=clang CXX=clang++ meson setup build-fuzz -Dfuzz=true -Db_sanitize=address,undefined \
+    -Db_lundef=false -Dbuildtype=debug -Dman-pages=disabled
+fi
+meson compile -C build-fuzz tests/fuzz/fuzz-config tests/fuzz/fuzz-dmabuf
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+  meson test -C build-fuzz --no-rebuild --print-errorlogs --suite fuzz
