@@ -96,8 +96,11 @@ std::unique_ptr<WaylandHost> WaylandHost::connect(Server& server, std::string* e
   HostGlobals& g = *host->globals_;
   g.registry = wl_display_get_registry(host->display_);
   wl_registry_add_listener(g.registry, &kRegistryListener, &g);
-  // Two roundtrips: the globals, then the events they send on binding (shm formats, clock).
-  if (wl_display_roundtrip(host->display_) < 0 || wl_display_roundtrip(host->display_) < 0) {
+  // Two roundtrips: the globals, then the events they send on binding (shm formats, clock,
+  // seat capabilities: the seat's listener must be in place before the second).
+  bool ok = wl_display_roundtrip(host->display_) >= 0;
+  if (ok && g.seat) host->input_ = std::make_unique<HostInput>(*host, g.seat);
+  if (!ok || wl_display_roundtrip(host->display_) < 0) {
     *error = "wayland backend: host " + host->name_ + ": " + host->describe_error();
     return nullptr;
   }
@@ -113,7 +116,6 @@ std::unique_ptr<WaylandHost> WaylandHost::connect(Server& server, std::string* e
            host->name_.c_str(), g.presentation ? "wp_presentation" : "frame callbacks only",
            g.decoration ? "xdg-decoration" : "host's choice", g.seat ? "yes" : "none",
            g.shm_xbgr8888 ? "XBGR8888" : "XRGB8888");
-  if (g.seat) host->input_ = std::make_unique<HostInput>(*host, g.seat);
   host->source_ = wl_event_loop_add_fd(server.loop(), wl_display_get_fd(host->display_),
                                        WL_EVENT_READABLE, &WaylandHost::on_fd, host.get());
   return host;

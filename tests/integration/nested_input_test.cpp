@@ -1,0 +1,237 @@
+// Layer 3: input through a nested ferryd. The host is a ferryd Server in this process on a
+// thread of its own (all its calls happen there), fed by FakeInput; the nested ferryd is a
+// real process (--backend wayland) and the client in it a raw wayland-client connection.
+// A pointer click and a key injected into the host must reach that client.
+#include <gtest/gtest.h>
+#include <linux/input-event-codes.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <functional>
+#include <future>
+#include <mutex>
+#include <thread>
+
+#include "core/seat.hpp"
+#include "core/server.hpp"
+#include "harness.hpp"
+#include "input/fake_input.hpp"
+#include "presentation_sample.hpp"
+#include "wl_client.hpp"
+
+namespace ferry::itest {
+namespace {
+
+using namespace std::chrono_literals;
+
+class HostThread {
+ public:
+  using Task = std::function<void(Server&, FakeInput&)>;
+
+  bool start(std::string* error) {
+    socket_ = "ferry-input-host-" + std::to_string(getpid());
+    std::promise<std::string> ready;
+    auto started = ready.get_future();
+    thread_ = std::thread([this, &ready] { run(ready); });
+    *error = started.get();
+    return error->empty();
+  }
+  ~HostThread() {
+    if (thread_.joinable()) {
+      post([](Server& s, FakeInput&) { s.terminate(); });
+      thread_.join();
+    }
+    if (efd_ >= 0) close(efd_);
+  }
+  // Runs 'task' on the host thread and waits for it.
+  void post(Task task) {
+    std::promise<void> done;
+    auto f = done.get_future();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      tasks_.push_back([&, t = std::move(task)](Server& s, FakeInput& in) {
+        t(s, in);
+        done.set_value();
+      });
+    }
+    uint64_t one = 1;
+    if (write(efd_, &one, sizeof one) != sizeof one) return;
+    f.wait_for(10s);
+  }
+  std::string socket_path() const { return dir_.path() + "/" + socket_; }
+
+ private:
+  void run(std::promise<std::string>& ready) {
+    setenv("XDG_RUNTIME_DIR", dir_.path().c_str(), 1);
+    ServerOptions opts;
+    opts.socket = socket_;
+    OutputMode m;
+    m.width = 800;
+    m.height = 600;
+    opts.outputs = {m};
+    Server server(opts);
+    std::string error;
+    if (!server.init(&error)) {
+      ready.set_value("host init: " + error);
+      return;
+    }
+    FakeInput input(server.seat());
+    efd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    struct Ctx {
+      HostThread* self;
+      Server* server;
+      FakeInput* input;
+    } ctx{this, &server, &input};
+    wl_event_source* src = wl_event_loop_add_fd(
+        server.loop(), efd_, WL_EVENT_READABLE,
+        [](int fd, uint32_t, void* data) {
+          auto* c = static_cast<Ctx*>(data);
+          uint64_t n = 0;
+          if (read(fd, &n, sizeof n) != sizeof n) return 0;
+          std::vector<Task> tasks;
+          {
+            std::lock_guard<std::mutex> lock(c->self->mu_);
+            tasks.swap(c->self->tasks_);
+          }
+          for (auto& t : tasks) t(*c->server, *c->input);
+          return 0;
+        },
+        &ctx);
+    ready.set_value("");
+    server.run();
+    wl_event_source_remove(src);
+  }
+
+  TempDir dir_;
+  std::string socket_;
+  std::thread thread_;
+  int efd_ = -1;
+  std::mutex mu_;
+  std::vector<Task> tasks_;
+};
+
+// Pointer and keyboard events one client receives.
+struct Recorder {
+  wl_seat* seat = nullptr;
+  wl_pointer* pointer = nullptr;
+  wl_keyboard* keyboard = nullptr;
+  bool pointer_entered = false, keyboard_entered = false;
+  double enter_x = -1, enter_y = -1, last_x = -1, last_y = -1;
+  std::vector<std::pair<uint32_t, uint32_t>> buttons, keys;  // (code, state)
+};
+
+const wl_pointer_listener kPointer = {
+    [](void* d, wl_pointer*, uint32_t, wl_surface*, wl_fixed_t x, wl_fixed_t y) {
+      auto* r = static_cast<Recorder*>(d);
+      r->pointer_entered = true;
+      r->enter_x = r->last_x = wl_fixed_to_double(x);
+      r->enter_y = r->last_y = wl_fixed_to_double(y);
+    },
+    [](void*, wl_pointer*, uint32_t, wl_surface*) {},
+    [](void* d, wl_pointer*, uint32_t, wl_fixed_t x, wl_fixed_t y) {
+      auto* r = static_cast<Recorder*>(d);
+      r->last_x = wl_fixed_to_double(x);
+      r->last_y = wl_fixed_to_double(y);
+    },
+    [](void* d, wl_pointer*, uint32_t, uint32_t, uint32_t button, uint32_t state) {
+      static_cast<Recorder*>(d)->buttons.emplace_back(button, state);
+    },
+    [](void*, wl_pointer*, uint32_t, uint32_t, wl_fixed_t) {},
+    [](void*, wl_pointer*) {},
+    [](void*, wl_pointer*, uint32_t) {},
+    [](void*, wl_pointer*, uint32_t, uint32_t) {},
+    [](void*, wl_pointer*, uint32_t, int32_t) {},
+    nullptr,
+};
+
+const wl_keyboard_listener kKeyboard = {
+    [](void*, wl_keyboard*, uint32_t, int32_t fd, uint32_t) { close(fd); },
+    [](void* d, wl_keyboard*, uint32_t, wl_surface*, wl_array*) {
+      static_cast<Recorder*>(d)->keyboard_entered = true;
+    },
+    [](void*, wl_keyboard*, uint32_t, wl_surface*) {},
+    [](void* d, wl_keyboard*, uint32_t, uint32_t, uint32_t key, uint32_t state) {
+      static_cast<Recorder*>(d)->keys.emplace_back(key, state);
+    },
+    [](void*, wl_keyboard*, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t) {},
+    [](void*, wl_keyboard*, int32_t, int32_t) {},
+};
+
+const wl_registry_listener kRegistry = {
+    [](void* d, wl_registry* reg, uint32_t name, const char* iface, uint32_t) {
+      auto* r = static_cast<Recorder*>(d);
+      if (std::string(iface) == wl_seat_interface.name && !r->seat)
+        r->seat = static_cast<wl_seat*>(wl_registry_bind(reg, name, &wl_seat_interface, 5));
+    },
+    [](void*, wl_registry*, uint32_t) {},
+};
+
+TEST(NestedInput, HostClickAndKeyReachAClientInTheNestedFerry) {
+  HostThread host;
+  std::string err;
+  ASSERT_TRUE(host.start(&err)) << err;
+  Ferryd nested;
+  ASSERT_TRUE(nested.start({"--backend", "wayland", "--output", "640x480"},
+                           {"WAYLAND_DISPLAY=" + host.socket_path()}));
+  auto c = WlClient::connect(nested.socket_path(), &err);
+  ASSERT_TRUE(c) << err;
+  Recorder rec;
+  wl_registry* reg = wl_display_get_registry(c->display());
+  wl_registry_add_listener(reg, &kRegistry, &rec);
+  ASSERT_GE(c->roundtrip(), 0);
+  ASSERT_TRUE(rec.seat);
+  rec.pointer = wl_seat_get_pointer(rec.seat);
+  wl_pointer_add_listener(rec.pointer, &kPointer, &rec);
+  rec.keyboard = wl_seat_get_keyboard(rec.seat);
+  wl_keyboard_add_listener(rec.keyboard, &kKeyboard, &rec);
+  Toplevel top = c->create_toplevel();
+  ShmBuffer* b = c->create_buffer(200, 150, WL_SHM_FORMAT_XRGB8888, 0xff4060a0u);
+  ASSERT_TRUE(commit_until_presented(*c, top.surface, b->buffer, 0, 0, 200, 150)) << nested.log();
+  ASSERT_TRUE(wait_until([&] { return !c->dispatch_for(10) || rec.keyboard_entered; }, 10s))
+      << "the nested toplevel never got the keyboard focus";
+
+  // The nested window is at the host's (32, 32); the client window at the nested (32, 32):
+  // host (74, 79) is the client's surface (10, 15).
+  host.post([](Server&, FakeInput& in) {
+    in.move_to(74, 79);
+    in.click(BTN_LEFT);
+    in.key(KEY_A);
+  });
+  ASSERT_TRUE(wait_until([&] { return !c->dispatch_for(10) || (rec.buttons.size() >= 2 && rec.keys.size() >= 2); }, 10s))
+      << "buttons " << rec.buttons.size() << ", keys " << rec.keys.size() << "\n" << nested.log();
+  EXPECT_TRUE(rec.pointer_entered);
+  EXPECT_NEAR(rec.last_x, 10.0, 0.01);
+  EXPECT_NEAR(rec.last_y, 15.0, 0.01);
+  ASSERT_EQ(rec.buttons.size(), 2u);
+  EXPECT_EQ(rec.buttons[0], std::make_pair(uint32_t(BTN_LEFT), uint32_t(WL_POINTER_BUTTON_STATE_PRESSED)));
+  EXPECT_EQ(rec.buttons[1], std::make_pair(uint32_t(BTN_LEFT), uint32_t(WL_POINTER_BUTTON_STATE_RELEASED)));
+  ASSERT_EQ(rec.keys.size(), 2u);
+  EXPECT_EQ(rec.keys[0], std::make_pair(uint32_t(KEY_A), uint32_t(WL_KEYBOARD_KEY_STATE_PRESSED)));
+  EXPECT_EQ(rec.keys[1], std::make_pair(uint32_t(KEY_A), uint32_t(WL_KEYBOARD_KEY_STATE_RELEASED)));
+
+  // A key held in the host when its focus leaves the nested window is released in the
+  // nested ferry (no stuck key): a second host window takes the focus.
+  host.post([](Server&, FakeInput& in) { in.key_down(KEY_B); });
+  ASSERT_TRUE(wait_until([&] { return !c->dispatch_for(10) || rec.keys.size() >= 3; }, 10s));
+  auto other = WlClient::connect(host.socket_path(), &err);
+  ASSERT_TRUE(other) << err;
+  Toplevel ot = other->create_toplevel();
+  ShmBuffer* ob = other->create_buffer(50, 50, WL_SHM_FORMAT_XRGB8888, 0xff000000u);
+  ASSERT_TRUE(commit_until_presented(*other, ot.surface, ob->buffer, 0, 0, 50, 50));
+  ASSERT_TRUE(wait_until([&] { return !c->dispatch_for(10) || rec.keys.size() >= 4; }, 10s))
+      << "KEY_B was not released in the nested ferry";
+  EXPECT_EQ(rec.keys[2], std::make_pair(uint32_t(KEY_B), uint32_t(WL_KEYBOARD_KEY_STATE_PRESSED)));
+  EXPECT_EQ(rec.keys[3], std::make_pair(uint32_t(KEY_B), uint32_t(WL_KEYBOARD_KEY_STATE_RELEASED)));
+  host.post([](Server&, FakeInput& in) { in.key_up(KEY_B); });
+
+  other.reset();
+  wl_keyboard_destroy(rec.keyboard);
+  wl_pointer_destroy(rec.pointer);
+  wl_seat_destroy(rec.seat);
+  wl_registry_destroy(reg);
+  c.reset();
+  EXPECT_EQ(nested.stop(), 0) << nested.log();
+}
+
+}  // namespace
+}  // namespace ferry::itest
