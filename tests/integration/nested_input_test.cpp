@@ -1,12 +1,15 @@
 // Layer 3: input through a nested ferryd. The host is a ferryd Server in this process on a
 // thread of its own (all its calls happen there), fed by FakeInput; the nested ferryd is a
 // real process (--backend wayland) and the client in it a raw wayland-client connection.
-// A pointer click and a key injected into the host must reach that client.
+// A pointer click and a key injected into the host must reach that client, with the
+// host's keymap.
 #include <gtest/gtest.h>
 #include <linux/input-event-codes.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <functional>
 #include <future>
 #include <mutex>
@@ -34,6 +37,7 @@ class HostThread {
     auto started = ready.get_future();
     thread_ = std::thread([this, &ready] { run(ready); });
     *error = started.get();
+    unsetenv("XKB_DEFAULT_LAYOUT");  // the host's keyboard exists; the nested ferryd starts with none set
     return error->empty();
   }
   ~HostThread() {
@@ -63,6 +67,8 @@ class HostThread {
  private:
   void run(std::promise<std::string>& ready) {
     setenv("XDG_RUNTIME_DIR", dir_.path().c_str(), 1);
+    // A German keymap on the host, so the nested ferry's (default us) cannot pass for it.
+    setenv("XKB_DEFAULT_LAYOUT", "de", 1);
     ServerOptions opts;
     opts.socket = socket_;
     OutputMode m;
@@ -118,6 +124,7 @@ struct Recorder {
   bool pointer_entered = false, keyboard_entered = false;
   double enter_x = -1, enter_y = -1, last_x = -1, last_y = -1;
   std::vector<std::pair<uint32_t, uint32_t>> buttons, keys;  // (code, state)
+  std::string keymap;  // the latest wl_keyboard.keymap
 };
 
 const wl_pointer_listener kPointer = {
@@ -145,7 +152,14 @@ const wl_pointer_listener kPointer = {
 };
 
 const wl_keyboard_listener kKeyboard = {
-    [](void*, wl_keyboard*, uint32_t, int32_t fd, uint32_t) { close(fd); },
+    [](void* d, wl_keyboard*, uint32_t, int32_t fd, uint32_t size) {
+      void* map = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+      if (map != MAP_FAILED) {
+        static_cast<Recorder*>(d)->keymap.assign(static_cast<const char*>(map), strnlen(static_cast<const char*>(map), size));
+        munmap(map, size);
+      }
+      close(fd);
+    },
     [](void* d, wl_keyboard*, uint32_t, wl_surface*, wl_array*) {
       static_cast<Recorder*>(d)->keyboard_entered = true;
     },
@@ -189,6 +203,10 @@ TEST(NestedInput, HostClickAndKeyReachAClientInTheNestedFerry) {
   ASSERT_TRUE(commit_until_presented(*c, top.surface, b->buffer, 0, 0, 200, 150)) << nested.log();
   ASSERT_TRUE(wait_until([&] { return !c->dispatch_for(10) || rec.keyboard_entered; }, 10s))
       << "the nested toplevel never got the keyboard focus";
+  // The host's keymap (layout de) reached the nested client.
+  // (German keys: o-umlaut on KEY_SEMICOLON; the nested ferry's own us keymap has none.)
+  EXPECT_NE(rec.keymap.find("odiaeresis"), std::string::npos) << "not the host's de keymap";
+  EXPECT_NE(nested.log().find("using the host's keymap"), std::string::npos) << nested.log();
 
   // The nested window is at the host's (32, 32); the client window at the nested (32, 32):
   // host (74, 79) is the client's surface (10, 15).

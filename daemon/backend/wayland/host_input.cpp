@@ -1,13 +1,18 @@
 #include "backend/wayland/host_input.hpp"
 
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "backend/wayland/host.hpp"
 #include "backend/wayland/host_globals.hpp"
 #include "backend/wayland/host_output.hpp"
 #include "core/seat.hpp"
+#include "input/keyboard_state.hpp"
+#include "util/log.hpp"
+#include "util/unique_fd.hpp"
 #include "util/clock.hpp"
 
 namespace ferry {
@@ -45,7 +50,9 @@ const wl_pointer_listener kPointerListener = {
 };
 
 const wl_keyboard_listener kKeyboardListener = {
-    [](void*, wl_keyboard*, uint32_t, int32_t fd, uint32_t) { close(fd); },  // keymap: ferry's own
+    [](void* data, wl_keyboard*, uint32_t format, int32_t fd, uint32_t size) {
+      self(data)->keymap(format, fd, size);
+    },
     [](void*, wl_keyboard*, uint32_t, wl_surface*, wl_array*) {},  // enter: held keys began outside
     [](void* data, wl_keyboard*, uint32_t, wl_surface*) { self(data)->keyboard_leave(); },
     [](void* data, wl_keyboard*, uint32_t, uint32_t, uint32_t key, uint32_t state) {
@@ -89,6 +96,31 @@ void HostInput::capabilities(uint32_t caps) {
     wl_keyboard_destroy(keyboard_);
     keyboard_ = nullptr;
   }
+}
+
+void HostInput::keymap(uint32_t format, int fd, uint32_t size) {
+  UniqueFd owned(fd);
+  if (format != WL_KEYBOARD_KEYMAP_FORMAT_XKB_V1 || size == 0 || size > (16u << 20)) {
+    log_warn("wayland backend: the host's keymap (format %u, %u bytes) is unusable; keeping ferry's", format, size);
+    return;
+  }
+  void* map = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, owned.get(), 0);
+  if (map == MAP_FAILED) {
+    log_warn("wayland backend: cannot map the host's keymap; keeping ferry's");
+    return;
+  }
+  std::string text(static_cast<const char*>(map), strnlen(static_cast<const char*>(map), size));
+  munmap(map, size);
+  if (text == keymap_text_) return;
+  std::string error;
+  auto kb = KeyboardState::create_from_text(text, &error);
+  if (!kb) {
+    log_warn("wayland backend: the host's keymap: %s; keeping ferry's", error.c_str());
+    return;
+  }
+  keymap_text_ = std::move(text);
+  log_info("wayland backend: using the host's keymap");
+  host_.server().seat().set_keyboard_state(std::move(kb));
 }
 
 void HostInput::pointer_enter(wl_surface* surface, double sx, double sy) {

@@ -2,12 +2,14 @@
 // Input of the host's seat, fed into ferry's Seat (an InputSink): the host pointer's
 // position over an output's window becomes an absolute position in that output's layout
 // box; buttons, axes and keys (evdev codes) go through as they come. Keys held when the
-// host's keyboard focus leaves are released in ferry, so none stays stuck. ferry keeps its
-// own keymap (config / XKB_DEFAULT_*); the host's keymap is not forwarded.
+// host's keyboard focus leaves are released in ferry, so none stays stuck. The host's
+// keymap replaces ferry's own (clients get it re-sent), so keys mean what they mean on the
+// desktop; modifiers are recomputed from the keys by ferry's xkb state.
 //
 // Main thread only; owned by the WaylandHost.
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 struct wl_keyboard;
@@ -39,6 +41,7 @@ class HostInput {
   void pointer_axis(bool horizontal, double value);
   void keyboard_key(uint32_t key, bool pressed);
   void keyboard_leave();
+  void keymap(uint32_t format, int fd, uint32_t size);  // takes fd
 
  private:
   WaylandHost& host_;
@@ -47,6 +50,7 @@ class HostInput {
   wl_keyboard* keyboard_ = nullptr;
   HostOutput* focus_ = nullptr;  // the output under the host pointer
   std::vector<uint32_t> keys_;   // held, as ferry knows them
+  std::string keymap_text_;      // the host's keymap in use
 };
 
 }  // namespace ferry
