@@ -81,6 +81,7 @@ void Output::set_mode(const OutputMode& mode) {
     damage_.intersect(layout_box());
     damage_whole();
   }
+  if (resized) wl_signal_emit_mutable(&server_.on_output_mode, this);
 }
 
 void Output::bind(wl_client* client, void* data, uint32_t version, uint32_t id) {

@@ -103,7 +103,8 @@ class Output {
   void set_scale(int32_t s);
   void set_position(int32_t x, int32_t y);
   // A new mode (a nested backend's host resized its window, or reported its refresh):
-  // clients get the new wl_output state, and a size change redraws everything.
+  // clients get the new wl_output state; a size change also redraws everything and is
+  // announced on Server::on_output_mode (maximized/fullscreen windows get the new size).
   void set_mode(const OutputMode& mode);
   // Area in layout (logical) coordinates.
   Rect layout_box() const;

@@ -23,6 +23,7 @@ namespace ferry {
 
 Server::Server(ServerOptions options) : options_(std::move(options)) {
   display_ = wl_display_create();
+  wl_signal_init(&on_output_mode);
   loop_ = wl_display_get_event_loop(display_);
 }
 

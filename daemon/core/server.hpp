@@ -86,6 +86,9 @@ class Server {
   Output* output_for_resource(wl_resource* output_resource) const;
 
   uint32_t next_serial() { return wl_display_next_serial(display_); }
+
+  // An output's mode changed at run time (Output::set_mode). data: Output*.
+  wl_signal on_output_mode;
   uint64_t next_object_id() { return ++object_ids_; }
 
   // Every live surface, in creation order (frame callbacks of surfaces on no output go to

@@ -2,7 +2,8 @@
 // thread of its own (all its calls happen there), fed by FakeInput; the nested ferryd is a
 // real process (--backend wayland) and the client in it a raw wayland-client connection.
 // A pointer click and a key injected into the host must reach that client, with the
-// host's keymap.
+// host's keymap; a host that resizes the nested window reconfigures the nested output and
+// the fullscreen client in it.
 #include <gtest/gtest.h>
 #include <linux/input-event-codes.h>
 #include <sys/eventfd.h>
@@ -19,6 +20,7 @@
 #include "core/server.hpp"
 #include "harness.hpp"
 #include "input/fake_input.hpp"
+#include "protocol/xdg_shell.hpp"
 #include "presentation_sample.hpp"
 #include "wl_client.hpp"
 
@@ -247,6 +249,79 @@ TEST(NestedInput, HostClickAndKeyReachAClientInTheNestedFerry) {
   wl_pointer_destroy(rec.pointer);
   wl_seat_destroy(rec.seat);
   wl_registry_destroy(reg);
+  c.reset();
+  EXPECT_EQ(nested.stop(), 0) << nested.log();
+}
+
+
+// A toplevel whose configures are recorded (size and serial), acked by the test.
+struct Configured {
+  int32_t width = -1, height = -1;
+  uint32_t serial = 0;
+  int count = 0;
+  int32_t pending_w = 0, pending_h = 0;
+};
+
+const xdg_toplevel_listener kRecordToplevel = {
+    [](void* d, xdg_toplevel*, int32_t w, int32_t h, wl_array*) {
+      auto* c = static_cast<Configured*>(d);
+      c->pending_w = w;
+      c->pending_h = h;
+    },
+    [](void*, xdg_toplevel*) {},
+    [](void*, xdg_toplevel*, int32_t, int32_t) {},
+    [](void*, xdg_toplevel*, wl_array*) {},
+};
+
+const xdg_surface_listener kRecordSurface = {
+    [](void* d, xdg_surface*, uint32_t serial) {
+      auto* c = static_cast<Configured*>(d);
+      c->width = c->pending_w;
+      c->height = c->pending_h;
+      c->serial = serial;
+      c->count++;
+    },
+};
+
+TEST(NestedResize, HostResizingTheWindowReconfiguresTheFullscreenClient) {
+  HostThread host;
+  std::string err;
+  ASSERT_TRUE(host.start(&err)) << err;
+  Ferryd nested;
+  ASSERT_TRUE(nested.start({"--backend", "wayland", "--output", "640x480"},
+                           {"WAYLAND_DISPLAY=" + host.socket_path()}));
+  auto c = WlClient::connect(nested.socket_path(), &err);
+  ASSERT_TRUE(c) << err;
+  Configured conf;
+  wl_surface* surface = wl_compositor_create_surface(c->compositor);
+  xdg_surface* xs = xdg_wm_base_get_xdg_surface(c->wm_base, surface);
+  xdg_surface_add_listener(xs, &kRecordSurface, &conf);
+  xdg_toplevel* top = xdg_surface_get_toplevel(xs);
+  xdg_toplevel_add_listener(top, &kRecordToplevel, &conf);
+  xdg_toplevel_set_fullscreen(top, nullptr);
+  wl_surface_commit(surface);
+  ASSERT_TRUE(wait_until([&] { return !c->dispatch_for(10) || conf.count > 0; }, 10s));
+  EXPECT_EQ(conf.width, 640);
+  EXPECT_EQ(conf.height, 480);
+  xdg_surface_ack_configure(xs, conf.serial);
+  ShmBuffer* b = c->create_buffer(640, 480, WL_SHM_FORMAT_XRGB8888, 0xff808080u);
+  ASSERT_TRUE(commit_until_presented(*c, surface, b->buffer, 0, 0, 640, 480)) << nested.log();
+  int before = conf.count;
+
+  // The host makes the nested window fullscreen on its 800x600 output.
+  host.post([](Server& s, FakeInput&) {
+    for (View* v : s.scene().views())
+      if (XdgToplevel* t = XdgToplevel::from_view(v)) t->request_fullscreen(true, nullptr);
+  });
+  ASSERT_TRUE(wait_until([&] { return !c->dispatch_for(10) || (conf.count > before && conf.width == 800); }, 10s))
+      << "client configured " << conf.width << "x" << conf.height << "\n" << nested.log();
+  EXPECT_EQ(conf.height, 600);
+  c->roundtrip();
+  EXPECT_EQ(c->outputs[0].width, 800);
+  EXPECT_EQ(c->outputs[0].height, 600);
+  xdg_toplevel_destroy(top);
+  xdg_surface_destroy(xs);
+  wl_surface_destroy(surface);
   c.reset();
   EXPECT_EQ(nested.stop(), 0) << nested.log();
 }
