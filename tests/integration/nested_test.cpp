@@ -8,10 +8,13 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <regex>
+#include <set>
 #include <sstream>
 
 #include "harness.hpp"
 #include "presentation_sample.hpp"
+#include "util/region.hpp"
 #include "wl_client.hpp"
 
 namespace ferry::itest {
@@ -29,9 +32,45 @@ std::string describe(Rgb c) {
 }
 
 // A nested ferryd whose host is the compositor at 'host_socket' (an absolute path).
-bool start_nested(Ferryd& nested, const std::string& host_socket, std::vector<std::string> args) {
+// 'trace': WAYLAND_DEBUG=client, so its log holds every request to and event from the host.
+bool start_nested(Ferryd& nested, const std::string& host_socket, std::vector<std::string> args,
+                  bool trace = false) {
   args.insert(args.begin(), {"--backend", "wayland"});
-  return nested.start(args, {"WAYLAND_DISPLAY=" + host_socket});
+  std::vector<std::string> env = {"WAYLAND_DISPLAY=" + host_socket};
+  if (trace) env.push_back("WAYLAND_DEBUG=client");
+  return nested.start(args, env);
+}
+
+// From a WAYLAND_DEBUG=client trace of the nested ferryd: the damage_buffer rectangles it
+// sent, in order.
+std::vector<Rect> traced_damage(const std::string& log) {
+  std::vector<Rect> out;
+  std::regex re(R"(-> wl_surface@\d+\.damage_buffer\((-?\d+), (-?\d+), (-?\d+), (-?\d+)\))");
+  for (std::sregex_iterator it(log.begin(), log.end(), re), end; it != end; ++it)
+    out.push_back({std::stoi((*it)[1]), std::stoi((*it)[2]), std::stoi((*it)[3]), std::stoi((*it)[4])});
+  return out;
+}
+
+// The buffer rule in a trace: a wl_buffer is attached again only after the host released
+// it. Returns the number of distinct buffers attached (0 with a test failure on a breach).
+size_t check_buffer_discipline(const std::string& log) {
+  std::regex re(R"((-> wl_surface@\d+\.attach\(wl_buffer@(\d+))|(wl_buffer@(\d+)\.release\(\)))");
+  std::set<std::string> busy, seen;
+  size_t attaches = 0;
+  for (std::sregex_iterator it(log.begin(), log.end(), re), end; it != end; ++it) {
+    if ((*it)[1].matched) {
+      std::string id = (*it)[2];
+      ++attaches;
+      EXPECT_EQ(busy.count(id), 0u) << "wl_buffer@" << id << " attached again before the host released it";
+      if (busy.count(id)) return 0;
+      busy.insert(id);
+      seen.insert(id);
+    } else {
+      busy.erase((*it)[4]);
+    }
+  }
+  EXPECT_GT(attaches, 0u) << "no attach in the trace";
+  return seen.size();
 }
 
 // weston-simple-shm's 250x250 window: white border, pattern inside. Top-left or {-1,-1}.
@@ -210,6 +249,39 @@ TEST(NestedInFerry, WindowHasTheOutputsSizeAndFullscreenResizesTheOutput) {
   EXPECT_EQ(host.stop(), 0) << host.log();
 }
 
+TEST(NestedInFerry, OnlyTheDamagedAreaGoesToTheHost) {
+  Ferryd host, nested;
+  ASSERT_TRUE(host.start({"--output", "800x600@60"}));
+  ASSERT_TRUE(start_nested(nested, host.socket_path(), {"--output", "640x480"}, /*trace=*/true));
+  std::string err;
+  auto c = WlClient::connect(nested.socket_path(), &err);
+  ASSERT_TRUE(c) << err;
+  Toplevel top = c->create_toplevel();  // placed at nested (32, 32)
+  ShmBuffer* a = c->create_buffer(100, 80, WL_SHM_FORMAT_XRGB8888, 0xff204060u);
+  ShmBuffer* b = c->create_buffer(100, 80, WL_SHM_FORMAT_XRGB8888, 0xff604020u);
+  ASSERT_TRUE(commit_until_presented(*c, top.surface, a->buffer, 0, 0, 100, 80));
+  // Ten frames that each change a 20x20 square at (10, 10) of the window.
+  for (int i = 0; i < 10; ++i)
+    ASSERT_TRUE(commit_until_presented(*c, top.surface, (i & 1 ? a : b)->buffer, 10, 10, 20, 20));
+  // The nested ferryd's first frame to the host is whole; the last ten carry exactly the
+  // square, at the window's position in the nested output.
+  ASSERT_TRUE(wait_until([&] { return traced_damage(nested.log()).size() >= 12; }, 5s)) << nested.log();
+  std::vector<Rect> d = traced_damage(nested.log());
+  EXPECT_EQ(d.front(), (Rect{0, 0, 640, 480}));
+  for (size_t i = d.size() - 10; i < d.size(); ++i)
+    EXPECT_EQ(d[i], (Rect{kCascade + 10, kCascade + 10, 20, 20}))
+        << "damage " << i << ": " << d[i].x << "," << d[i].y << " " << d[i].width << "x" << d[i].height;
+  EXPECT_LE(check_buffer_discipline(nested.log()), 3u);
+  // And the host shows the last frame's square (buffer b's colour came last: i = 9 used a).
+  Image img;
+  ASSERT_TRUE(capture_until(host, &img, [](const Image& i) {
+    return rgb_near(pixel_of(i, 2 * kCascade + 15, 2 * kCascade + 15), Rgb{0x20, 0x40, 0x60}, 0);
+  })) << describe(pixel_of(img, 2 * kCascade + 15, 2 * kCascade + 15));
+  c.reset();
+  EXPECT_EQ(nested.stop(), 0);
+  EXPECT_EQ(host.stop(), 0) << host.log();
+}
+
 TEST(NestedInFerry, PresentationTimestampsFollowTheHost) {
   Ferryd host, nested;
   // Host at 50 Hz, nested asked for 144 Hz: the host's clock must win.
@@ -351,7 +423,8 @@ TEST(NestedInWeston, FramesArePresentedAtWestonsPace) {
   ASSERT_TRUE(weston.start()) << weston.log();
   Ferryd nested;
   // Nested asked for 144 Hz: weston's headless output (60 Hz) must pace it.
-  ASSERT_TRUE(start_nested(nested, weston.socket_path(), {"--output", "320x240@144"})) << weston.log();
+  ASSERT_TRUE(start_nested(nested, weston.socket_path(), {"--output", "320x240@144"}, /*trace=*/true))
+      << weston.log();
   std::string err;
   auto c = WlClient::connect(nested.socket_path(), &err);
   ASSERT_TRUE(c) << err;
@@ -374,8 +447,13 @@ TEST(NestedInWeston, FramesArePresentedAtWestonsPace) {
     EXPECT_GE(s.present_ns - samples[i - 1].present_ns, 15'000'000) << "frame " << i;
   }
   EXPECT_GE(seconds, 59 * 0.015) << "60 frames in " << seconds << " s: faster than weston's pace";
-  std::printf("nested in weston: 60 frames in %.3f s (%.1f/s), refresh %u ns\n", seconds, 60 / seconds,
-              samples.back().refresh_ns);
+  // weston holds a wl_shm buffer until it has composed the next one: the trace shows that
+  // no buffer was written again before weston released it, and a bounded pool.
+  size_t buffers = check_buffer_discipline(nested.log());
+  EXPECT_GE(buffers, 1u);
+  EXPECT_LE(buffers, 3u);
+  std::printf("nested in weston: 60 frames in %.3f s (%.1f/s), refresh %u ns, %zu host buffers\n", seconds,
+              60 / seconds, samples.back().refresh_ns, buffers);
   c.reset();
   EXPECT_EQ(nested.stop(), 0) << nested.log();
 }
