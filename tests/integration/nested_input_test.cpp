@@ -3,7 +3,8 @@
 // real process (--backend wayland) and the client in it a raw wayland-client connection.
 // A pointer click and a key injected into the host must reach that client, with the
 // host's keymap; a host that resizes the nested window reconfigures the nested output and
-// the fullscreen client in it.
+// the fullscreen client in it; a host that sends no frame callbacks (stalled, or a hidden
+// window) leaves the nested ferryd idle, not spinning.
 #include <gtest/gtest.h>
 #include <linux/input-event-codes.h>
 #include <sys/eventfd.h>
@@ -11,13 +12,16 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <fstream>
 #include <functional>
+#include <sstream>
 #include <future>
 #include <mutex>
 #include <thread>
 
 #include "core/seat.hpp"
 #include "core/server.hpp"
+#include "frame_counter.hpp"
 #include "harness.hpp"
 #include "input/fake_input.hpp"
 #include "protocol/xdg_shell.hpp"
@@ -324,6 +328,49 @@ TEST(NestedResize, HostResizingTheWindowReconfiguresTheFullscreenClient) {
   wl_surface_destroy(surface);
   c.reset();
   EXPECT_EQ(nested.stop(), 0) << nested.log();
+}
+
+
+// CPU seconds (user + system) a process has used, from /proc/PID/stat.
+double cpu_seconds(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  size_t close_paren = text.rfind(')');
+  if (close_paren == std::string::npos) return -1;
+  std::istringstream rest(text.substr(close_paren + 2));
+  std::string field;
+  unsigned long long utime = 0, stime = 0;
+  for (int i = 3; i <= 15 && rest >> field; ++i) {  // fields 14 and 15: utime, stime
+    if (i == 14) utime = std::stoull(field);
+    if (i == 15) stime = std::stoull(field);
+  }
+  return double(utime + stime) / double(sysconf(_SC_CLK_TCK));
+}
+
+TEST(NestedPacing, NoFrameCallbacksFromTheHostMeansNoSpinning) {
+  HostThread host;
+  std::string err;
+  ASSERT_TRUE(host.start(&err)) << err;
+  Ferryd nested;
+  ASSERT_TRUE(nested.start({"--backend", "wayland", "--output", "320x240"},
+                           {"WAYLAND_DISPLAY=" + host.socket_path()}));
+  FrameCounter client(nested.socket_path());  // redraws on every frame callback
+  ASSERT_TRUE(wait_until([&] { return client.total() >= 10 || client.failed(); }, 10s)) << client.error();
+  // The host's loop stops for 2 s: no frame callback, no feedback reaches the nested ferryd.
+  double cpu0 = cpu_seconds(nested.pid());
+  int frames0 = client.total();
+  host.post([](Server&, FakeInput&) { std::this_thread::sleep_for(2s); });
+  double cpu = cpu_seconds(nested.pid()) - cpu0;
+  int frames_during = client.total() - frames0;
+  // Meanwhile the nested client got at most the callback already on its way, and the
+  // nested ferryd waited (a loop polling or a local timer would burn most of a core).
+  EXPECT_LE(frames_during, 2);
+  EXPECT_LT(cpu, 0.3) << "nested ferryd used " << cpu << " s of CPU in a 2 s host stall";
+  // The host back: frames flow again.
+  ASSERT_TRUE(wait_until([&] { return client.total() >= frames0 + frames_during + 10; }, 10s));
+  std::printf("host stalled 2 s: nested ferryd used %.3f s CPU, client got %d frames meanwhile\n", cpu,
+              frames_during);
+  EXPECT_FALSE(client.failed()) << client.error();
 }
 
 }  // namespace
