@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -396,11 +397,12 @@ TEST(NestedInFerry, FerryRunNestedPassesTheExitStatusThrough) {
 // weston --backend=headless-backend.so on its own runtime dir and socket.
 class Weston {
  public:
-  bool start() {
+  bool start(std::vector<std::string> extra = {"--width=640", "--height=480"}) {
     socket_ = "weston-itest-" + std::to_string(getpid());
-    proc_ = Child::spawn({"weston", "--backend=headless-backend.so", "--socket=" + socket_,
-                          "--idle-time=0", "--width=640", "--height=480"},
-                         {"XDG_RUNTIME_DIR=" + dir_.path()}, dir_.path() + "/weston.log");
+    std::vector<std::string> argv = {"weston", "--backend=headless-backend.so", "--socket=" + socket_,
+                                     "--idle-time=0"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    proc_ = Child::spawn(argv, {"XDG_RUNTIME_DIR=" + dir_.path()}, dir_.path() + "/weston.log");
     std::string err;
     return wait_until([&] { return !proc_.running() || WlClient::connect(socket_path(), &err) != nullptr; }, 20s) &&
            proc_.running();
@@ -411,6 +413,21 @@ class Weston {
   }
   std::string socket_path() const { return dir_.path() + "/" + socket_; }
   std::string log() const { return proc_.log(); }
+  // weston-screenshooter (weston started with --debug and a pixel renderer) into *img.
+  bool screenshot(Image* img, std::string* error) {
+    std::string dir = dir_.path() + "/shots";
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directory(dir);
+    Child shot = Child::spawn({"sh", "-c", "cd \"$1\" && exec weston-screenshooter", "sh", dir},
+                              {"XDG_RUNTIME_DIR=" + dir_.path(), "WAYLAND_DISPLAY=" + socket_},
+                              dir_.path() + "/screenshooter.log");
+    int st = shot.wait(10s);
+    if (st == -1) shot.kill_with(SIGKILL);
+    for (const auto& e : std::filesystem::directory_iterator(dir))
+      if (e.path().extension() == ".png") return read_png(e.path().string(), img, error);
+    *error = "weston-screenshooter wrote no PNG (status " + std::to_string(st) + "): " + shot.log();
+    return false;
+  }
 
  private:
   TempDir dir_;
@@ -455,6 +472,43 @@ TEST(NestedInWeston, FramesArePresentedAtWestonsPace) {
   std::printf("nested in weston: 60 frames in %.3f s (%.1f/s), refresh %u ns, %zu host buffers\n", seconds,
               60 / seconds, samples.back().refresh_ns, buffers);
   c.reset();
+  EXPECT_EQ(nested.stop(), 0) << nested.log();
+}
+
+
+TEST(NestedInWeston, SimpleShmInTheNestedFerryIsInWestonsScreenshot) {
+  Weston weston;
+  // The pixman renderer (headless' default draws nothing) and --debug (the screenshooter).
+  ASSERT_TRUE(weston.start({"--use-pixman", "--debug", "--width=800", "--height=600"})) << weston.log();
+  Ferryd nested;
+  ASSERT_TRUE(start_nested(nested, weston.socket_path(), {"--output", "640x480"})) << weston.log();
+  Child shm = nested.run_client({"weston-simple-shm"}, "simple-shm");
+  Image img;
+  std::string err;
+  ASSERT_TRUE(wait_until([&] { return weston.screenshot(&img, &err) && find_simple_shm(img).first >= 0; }, 20s))
+      << err << nested.log();
+  // weston's shell picks the window's place; the client sits at the nested (32, 32) in it,
+  // so the nested window spans from there 640x480 of ferry's background colour.
+  auto [x, y] = find_simple_shm(img);
+  int32_t wx = x - kCascade, wy = y - kCascade;
+  ASSERT_GE(wx, 0);
+  ASSERT_GE(wy, 0);
+  ASSERT_LE(wx + 640, img.width);
+  ASSERT_LE(wy + 480, img.height);
+  Rgb a = pixel_of(img, x + 25, y + 30), b = pixel_of(img, x + 25, y + 220);
+  EXPECT_TRUE(rgb_near(a, b, 0)) << describe(a) << " vs " << describe(b);
+  EXPECT_FALSE(rgb_near(a, pixel_of(img, x + 26, y + 30), 0));
+  for (auto [px, py] : {std::pair{wx, wy}, {wx + 639, wy + 479}, {wx + 639, wy}, {wx, wy + 479}, {x + 260, y + 100}})
+    EXPECT_TRUE(rgb_near(pixel_of(img, px, py), kBackground, 2))
+        << "nested window pixel " << px << "," << py << " is " << describe(pixel_of(img, px, py));
+  // Just outside: weston's own desktop, not ferry's background.
+  for (auto [px, py] : {std::pair{wx + 640, wy + 240}, {wx + 320, wy + 480}})
+    if (px < img.width && py < img.height) {
+      EXPECT_FALSE(rgb_near(pixel_of(img, px, py), kBackground, 2))
+          << "pixel " << px << "," << py << " outside the nested window is ferry's background";
+    }
+  std::printf("nested window at %d,%d in weston's screenshot\n", wx, wy);
+  shm.kill_with(SIGTERM);
   EXPECT_EQ(nested.stop(), 0) << nested.log();
 }
 
