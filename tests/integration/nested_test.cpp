@@ -283,6 +283,30 @@ TEST(NestedInFerry, OnlyTheDamagedAreaGoesToTheHost) {
   EXPECT_EQ(host.stop(), 0) << host.log();
 }
 
+TEST(NestedInFerry, ConfigBackendWaylandNestsWithoutTheOption) {
+  Ferryd host, nested;
+  ASSERT_TRUE(host.start({"--output", "640x480@60"}));
+  TempDir cfg_dir;
+  std::string cfg = cfg_dir.path() + "/ferry.toml";
+  {
+    std::FILE* f = std::fopen(cfg.c_str(), "w");
+    ASSERT_TRUE(f);
+    std::fputs("[general]\nbackend = \"wayland\"\n", f);
+    std::fclose(f);
+  }
+  ASSERT_TRUE(nested.start({"--config", cfg, "--output", "320x240"}, {"WAYLAND_DISPLAY=" + host.socket_path()}));
+  EXPECT_NE(nested.log().find("output WL-1: 320x240"), std::string::npos) << nested.log();
+  // The host has one more client: the nested ferryd's window.
+  SolidWindow w = show_solid(nested, 100, 100, 0xffc02020u);
+  Image img;
+  EXPECT_TRUE(capture_until(host, &img, [](const Image& i) {
+    return rgb_near(pixel_of(i, 2 * kCascade + 50, 2 * kCascade + 50), Rgb{0xc0, 0x20, 0x20}, 0);
+  }));
+  w.c.reset();
+  EXPECT_EQ(nested.stop(), 0) << nested.log();
+  EXPECT_EQ(host.stop(), 0) << host.log();
+}
+
 TEST(NestedInFerry, PresentationTimestampsFollowTheHost) {
   Ferryd host, nested;
   // Host at 50 Hz, nested asked for 144 Hz: the host's clock must win.
