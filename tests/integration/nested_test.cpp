@@ -3,7 +3,9 @@
 // frame counts and exit statuses are checked; run alone (timing figures are wall-clock).
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -367,6 +369,33 @@ TEST(NestedInFerry, HostKilledEndsTheNestedFerrydAndItsClients) {
   EXPECT_NE(shm.wait(5s), -1) << "weston-simple-shm still runs after its compositor went";
   std::printf("host SIGKILLed: nested ferryd exited after %.0f ms\n", ms);
   host.reset();
+}
+
+TEST(NestedStartup, NoHostOrAMuteHostIsAClearErrorNotAHang) {
+  TempDir dir;
+  // No compositor at all.
+  Child none = Child::spawn({ferryd_path(), "--backend", "wayland", "--socket", "n1"},
+                            {"XDG_RUNTIME_DIR=" + dir.path(), "WAYLAND_DISPLAY=" + dir.path() + "/absent"},
+                            dir.path() + "/none.log");
+  int st = none.wait(10s);
+  EXPECT_TRUE(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 1) << "status " << st << "\n" << none.log();
+  EXPECT_NE(none.log().find("cannot connect to the host compositor"), std::string::npos) << none.log();
+  // A socket that accepts connections (the kernel's backlog) but never answers.
+  std::string mute = dir.path() + "/mute";
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", mute.c_str());
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(listen(fd, 4), 0);
+  Child hung = Child::spawn({ferryd_path(), "--backend", "wayland", "--socket", "n2"},
+                            {"XDG_RUNTIME_DIR=" + dir.path(), "WAYLAND_DISPLAY=" + mute}, dir.path() + "/mute.log");
+  st = hung.wait(15s);
+  close(fd);
+  if (st == -1) hung.kill_with(SIGKILL);
+  EXPECT_TRUE(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 1) << "status " << st << "\n" << hung.log();
+  EXPECT_NE(hung.log().find("did not answer within 5 s"), std::string::npos) << hung.log();
 }
 
 TEST(NestedInFerry, FerryRunNestedPassesTheExitStatusThrough) {

@@ -2,6 +2,8 @@
 
 #include <wayland-server-core.h>
 
+#include <poll.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
@@ -10,6 +12,7 @@
 #include "backend/wayland/host_globals.hpp"
 #include "backend/wayland/host_input.hpp"
 #include "backend/wayland/host_output.hpp"
+#include "util/clock.hpp"
 #include "util/log.hpp"
 
 namespace ferry {
@@ -98,12 +101,9 @@ std::unique_ptr<WaylandHost> WaylandHost::connect(Server& server, std::string* e
   wl_registry_add_listener(g.registry, &kRegistryListener, &g);
   // Two roundtrips: the globals, then the events they send on binding (shm formats, clock,
   // seat capabilities: the seat's listener must be in place before the second).
-  bool ok = wl_display_roundtrip(host->display_) >= 0;
+  bool ok = host->roundtrip(error);
   if (ok && g.seat) host->input_ = std::make_unique<HostInput>(*host, g.seat);
-  if (!ok || wl_display_roundtrip(host->display_) < 0) {
-    *error = "wayland backend: host " + host->name_ + ": " + host->describe_error();
-    return nullptr;
-  }
+  if (!ok || !host->roundtrip(error)) return nullptr;
   std::string missing;
   if (!g.compositor) missing += " wl_compositor";
   if (!g.shm) missing += " wl_shm";
@@ -144,13 +144,49 @@ bool WaylandHost::add_outputs(const std::vector<OutputMode>& modes, bool fullscr
     }
   }
   // The windows' first configure, so the outputs can draw once the loop runs.
-  if (wl_display_roundtrip(display_) < 0) {
-    *error = "wayland backend: host " + name_ + ": " + describe_error();
-    return false;
-  }
+  if (!roundtrip(error)) return false;
   wl_display_dispatch_pending(display_);
   flush();
   return true;
+}
+
+bool WaylandHost::roundtrip(std::string* error) {
+  // wl_display_roundtrip() would wait forever for a host that accepted the connection but
+  // does not answer; start-up gives it kStartupTimeoutMs.
+  bool done = false;
+  static const wl_callback_listener kDone = {[](void* data, wl_callback* cb, uint32_t) {
+    *static_cast<bool*>(data) = true;
+    wl_callback_destroy(cb);
+  }};
+  wl_callback* cb = wl_display_sync(display_);
+  wl_callback_add_listener(cb, &kDone, &done);
+  int64_t deadline = now_ns() + int64_t(kStartupTimeoutMs) * 1'000'000;
+  bool timed_out = false;
+  while (!done) {
+    if (wl_display_dispatch_pending(display_) < 0) break;
+    if (done) break;
+    if (wl_display_flush(display_) < 0 && errno != EAGAIN) break;
+    int64_t left_ms = (deadline - now_ns()) / 1'000'000;
+    if (left_ms <= 0) {
+      timed_out = true;
+      break;
+    }
+    if (wl_display_prepare_read(display_) != 0) continue;
+    pollfd p{wl_display_get_fd(display_), POLLIN, 0};
+    int r = poll(&p, 1, int(left_ms));
+    if (r > 0) {
+      if (wl_display_read_events(display_) < 0) break;
+    } else {
+      wl_display_cancel_read(display_);
+      if (r < 0 && errno != EINTR) break;
+    }
+  }
+  if (done) return true;
+  wl_callback_destroy(cb);  // its listener points at 'done'
+  *error = timed_out ? "wayland backend: the host compositor at " + name_ + " did not answer within " +
+                           std::to_string(kStartupTimeoutMs / 1000) + " s"
+                     : "wayland backend: host " + name_ + ": " + describe_error();
+  return false;
 }
 
 HostOutput* WaylandHost::output_for_surface(wl_surface* surface) const {

@@ -63,6 +63,9 @@ class WaylandHost final : public Server::Global {
  private:
   explicit WaylandHost(Server& server);
   static int on_fd(int fd, uint32_t mask, void* data);
+  // wl_display_roundtrip with a time limit (start-up only: it blocks ferryd's loop).
+  bool roundtrip(std::string* error);
+  static constexpr int kStartupTimeoutMs = 5000;
   std::string describe_error() const;
 
   Server& server_;
