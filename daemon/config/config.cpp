@@ -46,9 +46,10 @@ constexpr Names<AppClass, 4> kClass{{{AppClass::standard, "default"},
 constexpr Names<ScanoutChoice, 3> kScanout{{{ScanoutChoice::automatic, "auto"},
                                             {ScanoutChoice::direct, "direct"},
                                             {ScanoutChoice::composite, "composite"}}};
-constexpr Names<Backend, 3> kBackend{{{Backend::automatic, "auto"},
+constexpr Names<Backend, 4> kBackend{{{Backend::automatic, "auto"},
                                       {Backend::kms, "kms"},
-                                      {Backend::headless, "headless"}}};
+                                      {Backend::headless, "headless"},
+                                      {Backend::wayland, "wayland"}}};
 constexpr Names<log::Level, 5> kLevel{{{log::Level::error, "error"},
                                        {log::Level::warning, "warning"},
                                        {log::Level::notice, "notice"},

@@ -23,7 +23,7 @@ enum class GpuChoice { automatic, discrete, integrated };
 using TransferChoice = ferry::TransferMode;
 enum class AppClass { standard, game, technical, video };  // "default" in the file
 enum class ScanoutChoice { automatic, direct, composite };
-enum class Backend { automatic, kms, headless };
+enum class Backend { automatic, kms, headless, wayland };
 
 const char* to_string(GpuChoice v);
 const char* to_string(AppClass v);

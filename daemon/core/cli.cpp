@@ -47,12 +47,17 @@ const char kHelp[] =
     "form. Without a GPU it runs on its headless backend (EGL surfaceless, llvmpipe).\n"
     "\n"
     "Options:\n"
-    "  --backend NAME          headless (default) or kms (atomic KMS on the display\n"
-    "                          device, through libseat)\n"
+    "  --backend NAME          headless (default), kms (atomic KMS on the display\n"
+    "                          device, through libseat) or wayland (each output a\n"
+    "                          window of the compositor WAYLAND_DISPLAY names)\n"
+    "  --fullscreen            wayland: ask the host to show the windows fullscreen\n"
+    "  --private               do not record the socket for ferry-run and do not serve\n"
+    "                          the D-Bus API (a private instance: ferry-run --nested)\n"
     "  --socket NAME           Wayland socket name in $XDG_RUNTIME_DIR (default: wayland-N)\n"
     "  --output WxH[@HZ][:T][*S]  add a headless output (repeatable; default\n"
     "                          1280x720@60); T: normal 90 180 270 flipped flipped-90\n"
-    "                          flipped-180 flipped-270; S: integer scale 1-4\n"
+    "                          flipped-180 flipped-270; S: integer scale 1-4;\n"
+    "                          with wayland: one host window of that size each\n"
     "  --config FILE           configuration file\n"
     "  --display-device DEV    DRM device that drives displays (path, cardN or PCI\n"
     "                          address); with headless: compose on it through GBM\n"
@@ -76,7 +81,7 @@ const char kHelp[] =
 
 enum Opt {
   kBackend = 256, kSocket, kOutput, kConfig, kDisplayDevice, kRenderDevice, kLogLevel, kDoctor, kRunFor,
-  kScreenshot, kWritebackShot, kStats, kVersion, kHelpOpt,
+  kScreenshot, kWritebackShot, kStats, kVersion, kHelpOpt, kFullscreen, kPrivate,
 };
 
 }  // namespace
@@ -143,6 +148,8 @@ CliResult parse_cli(int argc, char** argv, CliOptions* out, std::string* error) 
       {"stats", no_argument, nullptr, kStats},
       {"version", no_argument, nullptr, kVersion},
       {"help", no_argument, nullptr, kHelpOpt},
+      {"fullscreen", no_argument, nullptr, kFullscreen},
+      {"private", no_argument, nullptr, kPrivate},
       {nullptr, 0, nullptr, 0},
   };
   optind = 1;
@@ -152,11 +159,15 @@ CliResult parse_cli(int argc, char** argv, CliOptions* out, std::string* error) 
     switch (c) {
       case kBackend:
         out->server.backend = optarg;
-        if (out->server.backend != "headless" && out->server.backend != "kms") {
-          *error = "unknown backend '" + out->server.backend + "' (headless or kms)";
+        out->backend_set = true;
+        if (out->server.backend != "headless" && out->server.backend != "kms" &&
+            out->server.backend != "wayland") {
+          *error = "unknown backend '" + out->server.backend + "' (headless, kms or wayland)";
           return CliResult::error;
         }
         break;
+      case kFullscreen: out->server.host_fullscreen = true; break;
+      case kPrivate: out->private_instance = true; break;
       case kSocket: out->server.socket = optarg; break;
       case kOutput: {
         OutputMode m;
@@ -419,6 +430,7 @@ int run_daemon(const CliOptions& cli) {
   });
 
   ServerOptions options = cli.server;
+  if (!cli.backend_set && cfg->backend == config::Backend::wayland) options.backend = "wayland";
   // The KMS backend always needs a display device (the config's, else discovered); headless
   // composes on one only when the command line names it.
   if (options.backend == "kms" || !cli.display_device.empty())
@@ -449,7 +461,7 @@ int run_daemon(const CliOptions& cli) {
   std::printf("ferryd: listening on WAYLAND_DISPLAY=%s\n", server.socket_name().c_str());
   std::fflush(stdout);
   std::string sock_err;
-  if (!config::write_socket_file(server.socket_name(), &sock_err))
+  if (!cli.private_instance && !config::write_socket_file(server.socket_name(), &sock_err))
     log_warn("cannot record the socket for ferry-run: %s", sock_err.c_str());
 
   // GPUs for the control API (none on a machine without /dev/dri: said plainly).
@@ -481,7 +493,8 @@ int run_daemon(const CliOptions& cli) {
   auto notifier = bus::SystemdNotifier::from_environment();
   bus::WatchdogTimer watchdog(server.loop(), notifier);
   std::string bus_err;
-  auto service = bus::DbusService::create(control, {}, &bus_err);
+  auto service = cli.private_instance ? nullptr : bus::DbusService::create(control, {}, &bus_err);
+  if (cli.private_instance) bus_err = "--private";
   std::optional<bus::BusEventSource> bus_src;
   if (service)
     bus_src.emplace(server.loop(), *service);
@@ -545,7 +558,7 @@ int run_daemon(const CliOptions& cli) {
   server.run();
   double seconds = double(now_ns() - start) / 1e9;
 
-  int status = 0;
+  int status = server.exit_status();
   if (!cli.screenshot_path.empty()) {
     for (size_t i = 0; i < server.outputs().size(); ++i) {
       std::string path = cli.screenshot_path;
@@ -581,7 +594,7 @@ int run_daemon(const CliOptions& cli) {
     waitpid(st.child, nullptr, 0);
   }
   notifier.stopping();
-  config::remove_socket_file();
+  if (!cli.private_instance) config::remove_socket_file();
   if (timer) wl_event_source_remove(timer);
   for (auto* s : sources) wl_event_source_remove(s);
   wl_event_source_remove(hup_src);

@@ -24,6 +24,8 @@ struct CliOptions {
   std::string writeback_screenshot_path;  // kms: PNG of output 1 through writeback
   std::vector<std::string> client_argv;
   bool print_stats = false;
+  bool backend_set = false;       // --backend given (else the config's backend applies)
+  bool private_instance = false;  // --private: no socket file, no D-Bus name
 };
 
 enum class CliResult { run, exit_ok, error };

@@ -71,6 +71,19 @@ void Output::set_position(int32_t x, int32_t y) {
   damage_whole();
 }
 
+void Output::set_mode(const OutputMode& mode) {
+  bool resized = mode.width != mode_.width || mode.height != mode_.height;
+  mode_.width = mode.width;
+  mode_.height = mode.height;
+  mode_.refresh_mhz = mode.refresh_mhz;
+  for (wl_resource* r : resources_) send_state(r);
+  if (resized) {
+    damage_.intersect(layout_box());
+    damage_whole();
+  }
+  if (resized) wl_signal_emit_mutable(&server_.on_output_mode, this);
+}
+
 void Output::bind(wl_client* client, void* data, uint32_t version, uint32_t id) {
   auto* self = static_cast<Output*>(data);
   wl_resource* r = wl_resource_create(client, &wl_output_interface, int(version), id);
@@ -225,6 +238,7 @@ void Output::repaint() {
     stats_.render_passes += fs.passes;
     stats_.frames_composed++;
     history_.push_back(damage_);
+    last_frame_damage_ = damage_;
     if (history_.size() > kDamageHistory) history_.erase(history_.begin());
     damage_.clear();
     in_flight_complete_ = overlay == nullptr;

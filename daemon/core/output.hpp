@@ -102,6 +102,10 @@ class Output {
   void set_transform(Transform t);
   void set_scale(int32_t s);
   void set_position(int32_t x, int32_t y);
+  // A new mode (a nested backend's host resized its window, or reported its refresh):
+  // clients get the new wl_output state; a size change also redraws everything and is
+  // announced on Server::on_output_mode (maximized/fullscreen windows get the new size).
+  void set_mode(const OutputMode& mode);
   // Area in layout (logical) coordinates.
   Rect layout_box() const;
   // Framebuffer size (mode size).
@@ -128,6 +132,9 @@ class Output {
   int64_t last_present_ns() const { return last_present_ns_; }
   uint64_t last_seq() const { return last_seq_; }
   const OutputStats& stats() const { return stats_; }
+  // Layout-space damage of the frame composed last (what changed since the one before), for
+  // backends that forward damage (the nested backend). Valid from submit(true) on.
+  const Region& last_frame_damage() const { return last_frame_damage_; }
   OutputStats& stats() { return stats_; }
 
   wl_global* global() const { return global_; }
@@ -159,6 +166,7 @@ class Output {
   std::vector<wl_resource*> resources_;
   Region damage_;              // layout coordinates, not yet drawn
   std::vector<Region> history_;  // damage of previous frames, for buffer age
+  Region last_frame_damage_;
   bool repaint_armed_ = false;
   bool frame_in_flight_ = false;  // submitted, waiting for presented()
   bool frame_wanted_ = false;     // callbacks/feedback waiting for a vblank

@@ -333,6 +333,22 @@ void Seat::add_keyboard(wl_resource* r) {
   if (same_client(r, keyboard_focus_)) send_keyboard_enter(r, server_.next_serial());
 }
 
+void Seat::set_keyboard_state(std::unique_ptr<KeyboardState> keyboard) {
+  if (!keyboard) return;
+  bool had_keyboard = keyboard_ != nullptr;
+  if (keyboard_) {
+    std::vector<uint32_t> held = keyboard_->pressed_keys();
+    uint32_t now = uint32_t(now_ns() / 1'000'000);
+    for (uint32_t key : held) keyboard_key(now, key, false);
+  }
+  keyboard_ = std::move(keyboard);
+  for (wl_resource* k : keyboards_)
+    wl_keyboard_send_keymap(k, WL_KEYBOARD_KEYMAP_FORMAT_XKB_V1, keyboard_->keymap_fd(),
+                            keyboard_->keymap_size());
+  if (!had_keyboard)
+    for (wl_resource* s : seats_) wl_seat_send_capabilities(s, capabilities());
+}
+
 void Seat::keyboard_key(uint32_t time_ms, uint32_t key, bool pressed) {
   if (!keyboard_) return;
   bool mods_changed = false;

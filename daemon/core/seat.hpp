@@ -97,6 +97,9 @@ class Seat final : public InputSink {
 
   // Keyboard. The focused view is the activated toplevel; null if none.
   KeyboardState* keyboard() const { return keyboard_.get(); }
+  // A new keymap (the wayland backend forwards its host's; null is ignored): keys held are
+  // released first, then every wl_keyboard gets the new keymap.
+  void set_keyboard_state(std::unique_ptr<KeyboardState> keyboard);
   View* focused_view() const { return focused_view_; }
   Surface* keyboard_focus() const { return keyboard_focus_; }
   // Activates 'view' (must be mapped; null clears) and moves the keyboard focus to it.

@@ -11,6 +11,7 @@
 
 #include "backend/headless/headless.hpp"
 #include "backend/kms/kms_backend.hpp"
+#include "backend/wayland/host.hpp"
 #include "core/seat.hpp"
 #include "core/surface.hpp"
 #include "protocol/globals.hpp"
@@ -22,6 +23,7 @@ namespace ferry {
 
 Server::Server(ServerOptions options) : options_(std::move(options)) {
   display_ = wl_display_create();
+  wl_signal_init(&on_output_mode);
   loop_ = wl_display_get_event_loop(display_);
 }
 
@@ -80,8 +82,20 @@ bool Server::init(std::string* error) {
       *error = "EGL on GBM of " + kms_->device_path() + ": " + *error;
       return false;
     }
+  } else if (options_.backend == "wayland") {
+    // The host first: without it there is nothing to show, and its error is the clearer one.
+    auto host = WaylandHost::connect(*this, error);
+    if (!host) return false;
+    wayland_host_ = host.get();
+    keep(std::move(host));
+    egl_ = options_.display_device.empty() ? EglContext::create_surfaceless(error) : nullptr;
+    if (!options_.display_device.empty() && !open_headless_device(error)) return false;
+    if (!egl_) {
+      *error = "EGL: " + *error;
+      return false;
+    }
   } else if (options_.backend != "headless") {
-    *error = "unknown backend '" + options_.backend + "' (headless or kms)";
+    *error = "unknown backend '" + options_.backend + "' (headless, kms or wayland)";
     return false;
   } else if (!options_.display_device.empty()) {
     if (!open_headless_device(error)) return false;
@@ -116,6 +130,10 @@ bool Server::init(std::string* error) {
 
   if (kms_) {
     if (!kms_->start(error)) return false;
+  } else if (wayland_host_) {
+    std::vector<OutputMode> modes = options_.outputs;
+    if (modes.empty()) modes.push_back(OutputMode{});
+    if (!wayland_host_->add_outputs(modes, options_.host_fullscreen, error)) return false;
   } else {
     std::vector<OutputMode> modes = options_.outputs;
     if (modes.empty()) modes.push_back(OutputMode{});

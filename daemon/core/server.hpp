@@ -25,6 +25,7 @@ namespace ferry {
 
 class EglContext;
 class KmsBackend;
+class WaylandHost;
 class Renderer;
 class Seat;
 class Surface;
@@ -40,6 +41,7 @@ struct ServerOptions {
   std::vector<OutputMode> outputs;    // headless outputs (default one 1280x720@60)
   float background[4] = {0.18f, 0.20f, 0.25f, 1.0f};
   int render_batch_rects = 64;        // S4 multipass: clip rectangles per draw batch
+  bool host_fullscreen = false;       // wayland backend: ask the host for fullscreen windows
 };
 
 class Server {
@@ -55,6 +57,10 @@ class Server {
   int run();
   void terminate() { running_ = false; wl_display_terminate(display_); }
   bool running() const { return running_; }
+  // Ends run() because something ferryd cannot live without is gone (the wayland backend's
+  // host compositor); ferryd then exits with 'status'.
+  void terminate_with_status(int status) { exit_status_ = status; terminate(); }
+  int exit_status() const { return exit_status_; }
 
   wl_display* display() const { return display_; }
   wl_event_loop* loop() const { return loop_; }
@@ -80,6 +86,9 @@ class Server {
   Output* output_for_resource(wl_resource* output_resource) const;
 
   uint32_t next_serial() { return wl_display_next_serial(display_); }
+
+  // An output's mode changed at run time (Output::set_mode). data: Output*.
+  wl_signal on_output_mode;
   uint64_t next_object_id() { return ++object_ids_; }
 
   // Every live surface, in creation order (frame callbacks of surfaces on no output go to
@@ -120,6 +129,7 @@ class Server {
   wl_event_loop* loop_ = nullptr;
   std::string socket_name_;
   bool running_ = false;
+  int exit_status_ = 0;
   uint64_t object_ids_ = 0;
   bool open_headless_device(std::string* error);
 
@@ -128,6 +138,7 @@ class Server {
   int owned_drm_fd_ = -1;        // headless --display-device: opened here
   gbm_device* owned_gbm_ = nullptr;
   std::unique_ptr<KmsBackend> kms_;
+  WaylandHost* wayland_host_ = nullptr;  // owned by globals_ (keep())
   SurfaceTransferPath* transfer_path_ = nullptr;
   std::unordered_map<wl_client*, uint32_t> surface_counts_;
   std::unique_ptr<EglContext> egl_;

@@ -108,18 +108,43 @@ std::unique_ptr<KeyboardState> KeyboardState::create(const KeymapNames& names, s
              kb->names_.layout + "/" + kb->names_.variant + "/" + kb->names_.options;
     return nullptr;
   }
+  if (!kb->adopt_keymap(error)) return nullptr;
+  return kb;
+}
+
+std::unique_ptr<KeyboardState> KeyboardState::create_from_text(const std::string& text,
+                                                               std::string* error) {
+  std::unique_ptr<KeyboardState> kb(new KeyboardState());
+  Xkb& x = *kb->xkb_;
+  x.context = xkb_context_new(XKB_CONTEXT_NO_ENVIRONMENT_NAMES);
+  if (!x.context) {
+    *error = "xkb_context_new failed";
+    return nullptr;
+  }
+  xkb_context_set_log_fn(x.context, xkb_log);
+  x.keymap = xkb_keymap_new_from_string(x.context, text.c_str(), XKB_KEYMAP_FORMAT_TEXT_V1,
+                                        XKB_KEYMAP_COMPILE_NO_FLAGS);
+  if (!x.keymap) {
+    *error = "cannot compile the given xkb keymap";
+    return nullptr;
+  }
+  if (!kb->adopt_keymap(error)) return nullptr;
+  return kb;
+}
+
+bool KeyboardState::adopt_keymap(std::string* error) {
+  Xkb& x = *xkb_;
   x.state = xkb_state_new(x.keymap);
   char* text = xkb_keymap_get_as_string(x.keymap, XKB_KEYMAP_FORMAT_TEXT_V1);
   if (!x.state || !text) {
     std::free(text);
     *error = "xkb_state_new/xkb_keymap_get_as_string failed";
-    return nullptr;
+    return false;
   }
-  kb->keymap_text_ = text;
+  keymap_text_ = text;
   std::free(text);
-  kb->keymap_fd_ = make_sealed_memfd(kb->keymap_text_, error);
-  if (!kb->keymap_fd_) return nullptr;
-  return kb;
+  keymap_fd_ = make_sealed_memfd(keymap_text_, error);
+  return bool(keymap_fd_);
 }
 
 bool KeyboardState::update_key(uint32_t key, bool pressed, bool* modifiers_changed) {

@@ -30,6 +30,9 @@ class KeyboardState {
  public:
   // Null (with *error set) if the keymap does not compile or the memfd cannot be made.
   static std::unique_ptr<KeyboardState> create(const KeymapNames& names, std::string* error);
+  // From a keymap in XKB text form (the host compositor's, for the wayland backend);
+  // names() are then empty. Null with *error if it does not compile.
+  static std::unique_ptr<KeyboardState> create_from_text(const std::string& text, std::string* error);
   ~KeyboardState();
   KeyboardState(const KeyboardState&) = delete;
   KeyboardState& operator=(const KeyboardState&) = delete;
@@ -58,6 +61,8 @@ class KeyboardState {
  private:
   struct Xkb;
   KeyboardState();
+  // With xkb_->keymap compiled: the state, the keymap text and its sealed memfd.
+  bool adopt_keymap(std::string* error);
 
   std::unique_ptr<Xkb> xkb_;
   KeymapNames names_;

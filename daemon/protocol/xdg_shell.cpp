@@ -345,7 +345,14 @@ int XdgWmBase::ping_timer(void* data) {
 
 // ---- XdgShell --------------------------------------------------------------------------
 
-XdgShell::XdgShell(Server& server) : server_(server) {}
+XdgShell::XdgShell(Server& server) : server_(server) {
+  output_mode_.connect(&server.on_output_mode, [this](void*) {
+    for (View* v : server_.scene().views())
+      if (XdgToplevel* t = XdgToplevel::from_view(v)) t->output_changed();
+  });
+}
+
+XdgShell::~XdgShell() = default;
 
 void XdgShell::next_cascade_position(int32_t* x, int32_t* y) {
   Rect area;

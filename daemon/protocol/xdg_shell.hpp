@@ -63,6 +63,7 @@ class XdgWmBase {
 class XdgShell {
  public:
   explicit XdgShell(Server& server);
+  ~XdgShell();
   Server& server() const { return server_; }
   // Next cascade slot for a new toplevel's window geometry, in layout coordinates.
   void next_cascade_position(int32_t* x, int32_t* y);
@@ -74,6 +75,7 @@ class XdgShell {
  private:
   Server& server_;
   uint32_t cascade_index_ = 0;
+  Listener output_mode_;  // Server::on_output_mode: maximized/fullscreen windows follow
 };
 
 // xdg_positioner: a bag of rules, copied when used.
@@ -187,6 +189,8 @@ class XdgToplevel {
   static XdgToplevel* from_resource(wl_resource* resource);
   // The toplevel behind a scene view, or null if 'v' is not a toplevel's view.
   static XdgToplevel* from_view(View* v);
+  // An output's size changed: a maximized or fullscreen toplevel is configured anew.
+  void output_changed();
 
   wl_resource* resource() const { return resource_; }
   wl_client* client() const { return wl_resource_get_client(resource_); }

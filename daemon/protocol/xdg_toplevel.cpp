@@ -190,6 +190,10 @@ XdgToplevel* XdgToplevel::from_view(View* v) {
   return tv ? &tv->toplevel() : nullptr;
 }
 
+void XdgToplevel::output_changed() {
+  if (xdg_ && (requested_.maximized || requested_.fullscreen)) xdg_->schedule_configure();
+}
+
 bool XdgToplevel::mapped() const { return view_ && view_->mapped(); }
 
 void XdgToplevel::detach() {

@@ -97,6 +97,12 @@ TEST(ConfigParse, EnumNamesRoundTrip) {
   EXPECT_FALSE(parse("dedicated", &g));
 }
 
+TEST(ConfigParse, WaylandBackend) {
+  Config c = parse_ok("[general]\nbackend = \"wayland\"\n");
+  EXPECT_EQ(c.backend, Backend::wayland);
+  EXPECT_STREQ(to_string(Backend::wayland), "wayland");
+}
+
 Config rules_config() {
   return parse_ok(R"(
 [[rule]]

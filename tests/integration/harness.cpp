@@ -125,7 +125,7 @@ int open_fd_count(pid_t pid) {
   return n;
 }
 
-bool Ferryd::start(const std::vector<std::string>& args) {
+bool Ferryd::start(const std::vector<std::string>& args, const std::vector<std::string>& env) {
   if (dir_.path().empty()) {
     ADD_FAILURE() << "cannot create a temporary XDG_RUNTIME_DIR";
     return false;
@@ -133,7 +133,9 @@ bool Ferryd::start(const std::vector<std::string>& args) {
   socket_ = "ferry-itest-" + std::to_string(getpid()) + "-" + std::to_string(g_socket_counter++);
   std::vector<std::string> argv = {ferryd_path(), "--socket", socket_};
   argv.insert(argv.end(), args.begin(), args.end());
-  proc_ = Child::spawn(argv, {"XDG_RUNTIME_DIR=" + dir_.path()}, dir_.path() + "/ferryd.log");
+  std::vector<std::string> full_env = {"XDG_RUNTIME_DIR=" + dir_.path()};
+  full_env.insert(full_env.end(), env.begin(), env.end());
+  proc_ = Child::spawn(argv, full_env, dir_.path() + "/ferryd.log");
   const std::string want = "listening on WAYLAND_DISPLAY=" + socket_;
   bool ok = wait_until([&] { return log().find(want) != std::string::npos || !running(); },
                        std::chrono::seconds(20));

@@ -59,7 +59,8 @@ class Ferryd {
  public:
   // Starts ferryd with 'args' (e.g. {"--output", "800x600@60"}) and waits for its
   // "listening" line. Fails the current test (and returns false) when it does not come.
-  bool start(const std::vector<std::string>& args);
+  // 'env': more "NAME=value" entries for ferryd (e.g. WAYLAND_DISPLAY of a host).
+  bool start(const std::vector<std::string>& args, const std::vector<std::string>& env = {});
   ~Ferryd();
 
   const std::string& socket() const { return socket_; }

@@ -15,6 +15,7 @@
 #include "desktop_entry.hpp"
 #include "gpu/gpu.hpp"
 #include "launch.hpp"
+#include "nested.hpp"
 
 namespace {
 
@@ -35,10 +36,16 @@ void usage(FILE* out) {
       "  --tag TAG                       FERRY_TAG for ferry.toml rules (default: the desktop\n"
       "                                  file id or the command's name)\n"
       "  --print-env                     print the environment and command, do not run it\n"
+      "  --nested                        start a private ferryd as a window of the current\n"
+      "                                  desktop (WAYLAND_DISPLAY) for COMMAND alone; it ends\n"
+      "                                  when COMMAND exits\n"
+      "  --size WxH                      --nested: the window's size (default 1280x720)\n"
+      "  --fullscreen                    --nested: ask the desktop for a fullscreen window\n"
       "  --config FILE                   ferry.toml to read rules from\n"
       "  --sysfs DIR                     sysfs root for GPU discovery (default /sys)\n"
       "  --version, --help\n\n"
-      "Exit status: the program's; 1 on usage errors; 2 when ferryd is not running;\n"
+      "Exit status: the program's; 1 on usage errors; 2 when ferryd is not running (or\n"
+      "the nested one does not start);\n"
       "126/127 when COMMAND cannot be run.\n",
       out);
 }
@@ -89,6 +96,9 @@ bool take_value(int argc, char** argv, int* i, const char* name, std::string* ou
 int main(int argc, char** argv) {
   std::string gpu_arg, desktop, tag, config_path, sysfs = "/sys";
   bool print_env = false;
+  ferry::run::NestedRequest nested_req;
+  bool nested = false;
+  nested_req.self_path = argv[0];
   std::vector<std::string> rest;
   int i = 1;
   for (; i < argc; ++i) {
@@ -109,9 +119,17 @@ int main(int argc, char** argv) {
       print_env = true;
       continue;
     }
+    if (a == "--nested") {
+      nested = true;
+      continue;
+    }
+    if (a == "--fullscreen") {
+      nested_req.fullscreen = true;
+      continue;
+    }
     if (take_value(argc, argv, &i, "gpu", &gpu_arg) || take_value(argc, argv, &i, "desktop", &desktop) ||
         take_value(argc, argv, &i, "tag", &tag) || take_value(argc, argv, &i, "config", &config_path) ||
-        take_value(argc, argv, &i, "sysfs", &sysfs))
+        take_value(argc, argv, &i, "sysfs", &sysfs) || take_value(argc, argv, &i, "size", &nested_req.size))
       continue;
     if (a.size() > 1 && a[0] == '-') {
       std::fprintf(stderr, "ferry-run: unknown option '%s'\n", a.c_str());
@@ -121,6 +139,15 @@ int main(int argc, char** argv) {
     break;  // first word of the command
   }
   for (; i < argc; ++i) rest.emplace_back(argv[i]);
+
+  if (!nested && (nested_req.fullscreen || !nested_req.size.empty())) {
+    std::fprintf(stderr, "ferry-run: --size and --fullscreen go with --nested\n");
+    return kExitUsage;
+  }
+  if (!nested_req.size.empty() && !ferry::run::valid_size(nested_req.size)) {
+    std::fprintf(stderr, "ferry-run: --size must be WIDTHxHEIGHT, not '%s'\n", nested_req.size.c_str());
+    return kExitUsage;
+  }
 
   std::optional<GpuChoice> gpu_choice;
   if (!gpu_arg.empty()) {
@@ -179,8 +206,20 @@ int main(int argc, char** argv) {
     why = "the desktop entry";
   }
 
-  auto socket = ferry::config::find_ferry_socket(&error);
-  if (!socket || !ferry::config::socket_listening(*socket, &error)) {
+  ferry::run::NestedFerryd nested_ferryd;
+  std::optional<std::string> socket;
+  if (nested && print_env) {
+    socket = ferry::run::nested_socket_name();  // what it would be
+  } else if (nested) {
+    if (!nested_ferryd.start(nested_req, &error)) {
+      std::fprintf(stderr, "ferry-run: %s\n", error.c_str());
+      return kExitNotRunning;
+    }
+    socket = nested_ferryd.socket();
+  } else {
+    socket = ferry::config::find_ferry_socket(&error);
+  }
+  if (!(nested && print_env) && (!socket || !ferry::config::socket_listening(*socket, &error))) {
     std::fprintf(stderr,
                  "ferry-run: ferryd is not running (%s).\n"
                  "Start it with: systemctl --user start ferry\n",
@@ -202,6 +241,7 @@ int main(int argc, char** argv) {
     return std::fflush(stdout) == 0 ? 0 : 1;
   }
 
+  if (nested) return ferry::run::run_in_nested(plan, nested_ferryd);
   for (const auto& [k, v] : plan.set) ::setenv(k.c_str(), v.c_str(), 1);
   for (const auto& k : plan.unset) ::unsetenv(k.c_str());
   std::vector<char*> args;

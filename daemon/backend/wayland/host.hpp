@@ -1,0 +1,82 @@
+#pragma once
+// The wayland backend: ferryd as a client of another compositor (the "host"). Each ferry
+// output is an xdg_toplevel of the host; composed frames go to it in wl_shm buffers, and
+// the host's frame callbacks and wp_presentation feedback drive the outputs' clocks. Input
+// of the host's seat feeds ferry's Seat. When the host goes away ferryd ends its loop with
+// a non-zero status.
+//
+// Main thread only: the host connection's fd is a source on the Server's event loop and
+// every host event is dispatched there. Owned by the Server (kept as a Server::Global);
+// outputs (and with them their HostOutput backends) die before it.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/output.hpp"
+#include "core/server.hpp"
+
+struct wl_display;
+struct wl_event_source;
+struct wl_surface;
+
+namespace ferry {
+
+struct HostGlobals;
+class HostInput;
+class HostOutput;
+
+class WaylandHost final : public Server::Global {
+ public:
+  // Connects to the compositor WAYLAND_DISPLAY of ferryd's own environment names (the
+  // clients ferryd starts get ferryd's socket instead, in their own environment). Null, with
+  // *error set, when there is no host or it lacks wl_compositor, wl_shm or xdg_wm_base.
+  static std::unique_ptr<WaylandHost> connect(Server& server, std::string* error);
+  ~WaylandHost() override;
+  WaylandHost(const WaylandHost&) = delete;
+  WaylandHost& operator=(const WaylandHost&) = delete;
+
+  // One host window (and ferry output WL-N) per mode. 'fullscreen': ask the host to show
+  // them fullscreen. false with *error when the host fails meanwhile.
+  bool add_outputs(const std::vector<OutputMode>& modes, bool fullscreen, std::string* error);
+
+  Server& server() const { return server_; }
+  wl_display* display() const { return display_; }
+  const HostGlobals& globals() const { return *globals_; }
+  // The output whose window shows 'surface' (a host surface), or null.
+  HostOutput* output_for_surface(wl_surface* surface) const;
+
+  // Sends queued requests; watches for writability when the socket is full.
+  void flush();
+  // The host is unusable: logs 'why', disconnects nothing yet (the Server does that when
+  // run() returns) and ends ferryd's loop with status 1. Later calls are ignored.
+  void lost(const std::string& why);
+  bool dead() const { return dead_; }
+  // A host window was closed by the host's user: ferryd exits normally.
+  void window_closed(HostOutput& output);
+
+  // Called by HostOutput's constructor and destructor.
+  void register_output(HostOutput* output);
+  void unregister_output(HostOutput* output);
+
+ private:
+  explicit WaylandHost(Server& server);
+  static int on_fd(int fd, uint32_t mask, void* data);
+  // wl_display_roundtrip with a time limit (start-up only: it blocks ferryd's loop).
+  bool roundtrip(std::string* error);
+  static constexpr int kStartupTimeoutMs = 5000;
+  std::string describe_error() const;
+
+  Server& server_;
+  std::string name_;  // WAYLAND_DISPLAY as given, for messages
+  wl_display* display_ = nullptr;
+  std::unique_ptr<HostGlobals> globals_;
+  std::unique_ptr<HostInput> input_;
+  wl_event_source* source_ = nullptr;
+  bool want_write_ = false;
+  bool dead_ = false;
+  std::vector<HostOutput*> outputs_;
+};
+
+}  // namespace ferry

@@ -1,0 +1,32 @@
+#pragma once
+// The host's globals the wayland backend binds (client-side proxies). Only the backend's
+// .cpp files include this header: it pulls in wayland-client's protocol headers, which
+// must not meet wayland-server's in one translation unit.
+
+#include <wayland-client.h>
+
+#include <cstdint>
+#include <ctime>
+
+#include "presentation-time-client-protocol.h"
+#include "xdg-decoration-unstable-v1-client-protocol.h"
+#include "xdg-shell-client-protocol.h"
+
+namespace ferry {
+
+struct HostGlobals {
+  wl_registry* registry = nullptr;
+  wl_compositor* compositor = nullptr;
+  wl_shm* shm = nullptr;
+  xdg_wm_base* wm_base = nullptr;
+  wp_presentation* presentation = nullptr;  // null: pacing by frame callbacks alone
+  clockid_t presentation_clock = CLOCK_MONOTONIC;
+  zxdg_decoration_manager_v1* decoration = nullptr;  // null: the host decorates as it likes
+  wl_seat* seat = nullptr;                           // the first seat; null: no input
+  uint32_t seat_version = 0;
+  bool shm_xbgr8888 = false;  // RGBA byte order: glReadPixels' own, no swizzle
+
+  ~HostGlobals();
+};
+
+}  // namespace ferry

@@ -1,0 +1,56 @@
+#pragma once
+// Input of the host's seat, fed into ferry's Seat (an InputSink): the host pointer's
+// position over an output's window becomes an absolute position in that output's layout
+// box; buttons, axes and keys (evdev codes) go through as they come. Keys held when the
+// host's keyboard focus leaves are released in ferry, so none stays stuck. The host's
+// keymap replaces ferry's own (clients get it re-sent), so keys mean what they mean on the
+// desktop; modifiers are recomputed from the keys by ferry's xkb state.
+//
+// Main thread only; owned by the WaylandHost.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+struct wl_keyboard;
+struct wl_pointer;
+struct wl_seat;
+struct wl_surface;
+
+namespace ferry {
+
+class HostOutput;
+class WaylandHost;
+
+class HostInput {
+ public:
+  HostInput(WaylandHost& host, wl_seat* seat);
+  ~HostInput();
+  HostInput(const HostInput&) = delete;
+  HostInput& operator=(const HostInput&) = delete;
+
+  // An output is going: the pointer no longer points into it.
+  void forget_output(HostOutput* output);
+
+  // Listener entry points.
+  void capabilities(uint32_t caps);
+  void pointer_enter(wl_surface* surface, double sx, double sy);
+  void pointer_leave();
+  void pointer_motion(double sx, double sy);
+  void pointer_button(uint32_t button, bool pressed);
+  void pointer_axis(bool horizontal, double value);
+  void keyboard_key(uint32_t key, bool pressed);
+  void keyboard_leave();
+  void keymap(uint32_t format, int fd, uint32_t size);  // takes fd
+
+ private:
+  WaylandHost& host_;
+  wl_seat* seat_;
+  wl_pointer* pointer_ = nullptr;
+  wl_keyboard* keyboard_ = nullptr;
+  HostOutput* focus_ = nullptr;  // the output under the host pointer
+  std::vector<uint32_t> keys_;   // held, as ferry knows them
+  std::string keymap_text_;      // the host's keymap in use
+};
+
+}  // namespace ferry

@@ -1,0 +1,90 @@
+#pragma once
+// One ferry output shown as an xdg_toplevel of the host compositor (see host.hpp).
+//
+// Frames: the renderer draws into an offscreen GL texture (always current: age 1 once
+// drawn); submit(true) copies the area that changed since the chosen wl_shm buffer was last
+// written (glReadPixels) into it, attaches it with the frame's damage and commits. A buffer
+// the host has not released is never written; with none free acquire_target() returns null
+// and the Output waits a frame. The frame completes (Output::presented) on the host's
+// wp_presentation_feedback.presented (its timestamp, refresh and sequence) or, without
+// wp_presentation or when the host discards the frame, on the host's frame callback. A host
+// that sends neither (hidden window) stalls the output: nothing spins.
+//
+// Main thread only; owned by its Output, registered with the WaylandHost that outlives it.
+
+#include <GLES3/gl3.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "backend/wayland/host_buffer.hpp"
+#include "core/output.hpp"
+
+struct wl_callback;
+struct wl_surface;
+struct wp_presentation_feedback;
+struct xdg_surface;
+struct xdg_toplevel;
+struct zxdg_toplevel_decoration_v1;
+
+namespace ferry {
+
+class WaylandHost;
+
+class HostOutput final : public OutputBackend {
+ public:
+  HostOutput(WaylandHost& host, Output& output, bool fullscreen);
+  ~HostOutput() override;
+
+  RenderTarget* acquire_target() override;
+  void submit(bool new_content) override;
+  RenderTarget* front_target() override { return shown_ ? &target_ : nullptr; }
+  uint32_t presentation_flags() const override { return flags_; }
+
+  Output& output() const { return output_; }
+  wl_surface* surface() const { return surface_; }
+  // Host surface coordinates to ferry layout coordinates.
+  void to_layout(double sx, double sy, double* lx, double* ly) const;
+
+  // Listener entry points (host_output.cpp's listeners call these).
+  void toplevel_configure(int32_t width, int32_t height);
+  void surface_configure(uint32_t serial);
+  void frame_done();
+  void feedback_presented(int64_t ts_ns, uint32_t refresh_ns, uint64_t seq, uint32_t flags);
+  void feedback_discarded();
+  void close_requested();
+
+ private:
+  void ensure_target();
+  void request_completion();
+  void complete(int64_t ts_ns, uint64_t seq);
+  uint32_t shm_format() const;
+
+  WaylandHost& host_;
+  Output& output_;
+  wl_surface* surface_ = nullptr;
+  xdg_surface* xdg_surface_ = nullptr;
+  xdg_toplevel* toplevel_ = nullptr;
+  zxdg_toplevel_decoration_v1* decoration_ = nullptr;
+  bool configured_ = false;
+  int32_t pending_w_ = 0, pending_h_ = 0;  // size of the configure in progress (0: ours)
+
+  GLuint tex_ = 0;
+  RenderTarget target_;
+  bool shown_ = false;  // a frame went to the host
+  std::vector<std::unique_ptr<HostBuffer>> buffers_;
+  HostBuffer* next_ = nullptr;  // chosen by acquire_target for the next submit(true)
+
+  // The frame in flight.
+  bool in_flight_ = false;
+  bool in_flight_content_ = false;
+  bool waiting_configure_ = false;  // submitted before the first configure: done on it
+  wl_callback* frame_cb_ = nullptr;
+  struct wp_presentation_feedback* feedback_ = nullptr;
+  bool discarded_ = false;
+  uint64_t seq_ = 0;
+  uint32_t flags_ = 0;
+};
+
+}  // namespace ferry

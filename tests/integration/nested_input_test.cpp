@@ -1,0 +1,377 @@
+// Layer 3: input through a nested ferryd. The host is a ferryd Server in this process on a
+// thread of its own (all its calls happen there), fed by FakeInput; the nested ferryd is a
+// real process (--backend wayland) and the client in it a raw wayland-client connection.
+// A pointer click and a key injected into the host must reach that client, with the
+// host's keymap; a host that resizes the nested window reconfigures the nested output and
+// the fullscreen client in it; a host that sends no frame callbacks (stalled, or a hidden
+// window) leaves the nested ferryd idle, not spinning.
+#include <gtest/gtest.h>
+#include <linux/input-event-codes.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <future>
+#include <mutex>
+#include <thread>
+
+#include "core/seat.hpp"
+#include "core/server.hpp"
+#include "frame_counter.hpp"
+#include "harness.hpp"
+#include "input/fake_input.hpp"
+#include "protocol/xdg_shell.hpp"
+#include "presentation_sample.hpp"
+#include "wl_client.hpp"
+
+namespace ferry::itest {
+namespace {
+
+using namespace std::chrono_literals;
+
+class HostThread {
+ public:
+  using Task = std::function<void(Server&, FakeInput&)>;
+
+  bool start(std::string* error) {
+    socket_ = "ferry-input-host-" + std::to_string(getpid());
+    std::promise<std::string> ready;
+    auto started = ready.get_future();
+    thread_ = std::thread([this, &ready] { run(ready); });
+    *error = started.get();
+    unsetenv("XKB_DEFAULT_LAYOUT");  // the host's keyboard exists; the nested ferryd starts with none set
+    return error->empty();
+  }
+  ~HostThread() {
+    if (thread_.joinable()) {
+      post([](Server& s, FakeInput&) { s.terminate(); });
+      thread_.join();
+    }
+    if (efd_ >= 0) close(efd_);
+  }
+  // Runs 'task' on the host thread and waits for it.
+  void post(Task task) {
+    std::promise<void> done;
+    auto f = done.get_future();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      tasks_.push_back([&, t = std::move(task)](Server& s, FakeInput& in) {
+        t(s, in);
+        done.set_value();
+      });
+    }
+    uint64_t one = 1;
+    if (write(efd_, &one, sizeof one) != sizeof one) return;
+    f.wait_for(10s);
+  }
+  std::string socket_path() const { return dir_.path() + "/" + socket_; }
+
+ private:
+  void run(std::promise<std::string>& ready) {
+    setenv("XDG_RUNTIME_DIR", dir_.path().c_str(), 1);
+    // A German keymap on the host, so the nested ferry's (default us) cannot pass for it.
+    setenv("XKB_DEFAULT_LAYOUT", "de", 1);
+    ServerOptions opts;
+    opts.socket = socket_;
+    OutputMode m;
+    m.width = 800;
+    m.height = 600;
+    opts.outputs = {m};
+    Server server(opts);
+    std::string error;
+    if (!server.init(&error)) {
+      ready.set_value("host init: " + error);
+      return;
+    }
+    FakeInput input(server.seat());
+    efd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    struct Ctx {
+      HostThread* self;
+      Server* server;
+      FakeInput* input;
+    } ctx{this, &server, &input};
+    wl_event_source* src = wl_event_loop_add_fd(
+        server.loop(), efd_, WL_EVENT_READABLE,
+        [](int fd, uint32_t, void* data) {
+          auto* c = static_cast<Ctx*>(data);
+          uint64_t n = 0;
+          if (read(fd, &n, sizeof n) != sizeof n) return 0;
+          std::vector<Task> tasks;
+          {
+            std::lock_guard<std::mutex> lock(c->self->mu_);
+            tasks.swap(c->self->tasks_);
+          }
+          for (auto& t : tasks) t(*c->server, *c->input);
+          return 0;
+        },
+        &ctx);
+    ready.set_value("");
+    server.run();
+    wl_event_source_remove(src);
+  }
+
+  TempDir dir_;
+  std::string socket_;
+  std::thread thread_;
+  int efd_ = -1;
+  std::mutex mu_;
+  std::vector<Task> tasks_;
+};
+
+// Pointer and keyboard events one client receives.
+struct Recorder {
+  wl_seat* seat = nullptr;
+  wl_pointer* pointer = nullptr;
+  wl_keyboard* keyboard = nullptr;
+  bool pointer_entered = false, keyboard_entered = false;
+  double enter_x = -1, enter_y = -1, last_x = -1, last_y = -1;
+  std::vector<std::pair<uint32_t, uint32_t>> buttons, keys;  // (code, state)
+  std::string keymap;  // the latest wl_keyboard.keymap
+};
+
+const wl_pointer_listener kPointer = {
+    [](void* d, wl_pointer*, uint32_t, wl_surface*, wl_fixed_t x, wl_fixed_t y) {
+      auto* r = static_cast<Recorder*>(d);
+      r->pointer_entered = true;
+      r->enter_x = r->last_x = wl_fixed_to_double(x);
+      r->enter_y = r->last_y = wl_fixed_to_double(y);
+    },
+    [](void*, wl_pointer*, uint32_t, wl_surface*) {},
+    [](void* d, wl_pointer*, uint32_t, wl_fixed_t x, wl_fixed_t y) {
+      auto* r = static_cast<Recorder*>(d);
+      r->last_x = wl_fixed_to_double(x);
+      r->last_y = wl_fixed_to_double(y);
+    },
+    [](void* d, wl_pointer*, uint32_t, uint32_t, uint32_t button, uint32_t state) {
+      static_cast<Recorder*>(d)->buttons.emplace_back(button, state);
+    },
+    [](void*, wl_pointer*, uint32_t, uint32_t, wl_fixed_t) {},
+    [](void*, wl_pointer*) {},
+    [](void*, wl_pointer*, uint32_t) {},
+    [](void*, wl_pointer*, uint32_t, uint32_t) {},
+    [](void*, wl_pointer*, uint32_t, int32_t) {},
+    nullptr,
+};
+
+const wl_keyboard_listener kKeyboard = {
+    [](void* d, wl_keyboard*, uint32_t, int32_t fd, uint32_t size) {
+      void* map = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+      if (map != MAP_FAILED) {
+        static_cast<Recorder*>(d)->keymap.assign(static_cast<const char*>(map), strnlen(static_cast<const char*>(map), size));
+        munmap(map, size);
+      }
+      close(fd);
+    },
+    [](void* d, wl_keyboard*, uint32_t, wl_surface*, wl_array*) {
+      static_cast<Recorder*>(d)->keyboard_entered = true;
+    },
+    [](void*, wl_keyboard*, uint32_t, wl_surface*) {},
+    [](void* d, wl_keyboard*, uint32_t, uint32_t, uint32_t key, uint32_t state) {
+      static_cast<Recorder*>(d)->keys.emplace_back(key, state);
+    },
+    [](void*, wl_keyboard*, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t) {},
+    [](void*, wl_keyboard*, int32_t, int32_t) {},
+};
+
+const wl_registry_listener kRegistry = {
+    [](void* d, wl_registry* reg, uint32_t name, const char* iface, uint32_t) {
+      auto* r = static_cast<Recorder*>(d);
+      if (std::string(iface) == wl_seat_interface.name && !r->seat)
+        r->seat = static_cast<wl_seat*>(wl_registry_bind(reg, name, &wl_seat_interface, 5));
+    },
+    [](void*, wl_registry*, uint32_t) {},
+};
+
+TEST(NestedInput, HostClickAndKeyReachAClientInTheNestedFerry) {
+  HostThread host;
+  std::string err;
+  ASSERT_TRUE(host.start(&err)) << err;
+  Ferryd nested;
+  ASSERT_TRUE(nested.start({"--backend", "wayland", "--output", "640x480"},
+                           {"WAYLAND_DISPLAY=" + host.socket_path()}));
+  auto c = WlClient::connect(nested.socket_path(), &err);
+  ASSERT_TRUE(c) << err;
+  Recorder rec;
+  wl_registry* reg = wl_display_get_registry(c->display());
+  wl_registry_add_listener(reg, &kRegistry, &rec);
+  ASSERT_GE(c->roundtrip(), 0);
+  ASSERT_TRUE(rec.seat);
+  rec.pointer = wl_seat_get_pointer(rec.seat);
+  wl_pointer_add_listener(rec.pointer, &kPointer, &rec);
+  rec.keyboard = wl_seat_get_keyboard(rec.seat);
+  wl_keyboard_add_listener(rec.keyboard, &kKeyboard, &rec);
+  Toplevel top = c->create_toplevel();
+  ShmBuffer* b = c->create_buffer(200, 150, WL_SHM_FORMAT_XRGB8888, 0xff4060a0u);
+  ASSERT_TRUE(commit_until_presented(*c, top.surface, b->buffer, 0, 0, 200, 150)) << nested.log();
+  ASSERT_TRUE(wait_until([&] { return !c->dispatch_for(10) || rec.keyboard_entered; }, 10s))
+      << "the nested toplevel never got the keyboard focus";
+  // The host's keymap (layout de) reached the nested client.
+  // (German keys: o-umlaut on KEY_SEMICOLON; the nested ferry's own us keymap has none.)
+  EXPECT_NE(rec.keymap.find("odiaeresis"), std::string::npos) << "not the host's de keymap";
+  EXPECT_NE(nested.log().find("using the host's keymap"), std::string::npos) << nested.log();
+
+  // The nested window is at the host's (32, 32); the client window at the nested (32, 32):
+  // host (74, 79) is the client's surface (10, 15).
+  host.post([](Server&, FakeInput& in) {
+    in.move_to(74, 79);
+    in.click(BTN_LEFT);
+    in.key(KEY_A);
+  });
+  ASSERT_TRUE(wait_until([&] { return !c->dispatch_for(10) || (rec.buttons.size() >= 2 && rec.keys.size() >= 2); }, 10s))
+      << "buttons " << rec.buttons.size() << ", keys " << rec.keys.size() << "\n" << nested.log();
+  EXPECT_TRUE(rec.pointer_entered);
+  EXPECT_NEAR(rec.last_x, 10.0, 0.01);
+  EXPECT_NEAR(rec.last_y, 15.0, 0.01);
+  ASSERT_EQ(rec.buttons.size(), 2u);
+  EXPECT_EQ(rec.buttons[0], std::make_pair(uint32_t(BTN_LEFT), uint32_t(WL_POINTER_BUTTON_STATE_PRESSED)));
+  EXPECT_EQ(rec.buttons[1], std::make_pair(uint32_t(BTN_LEFT), uint32_t(WL_POINTER_BUTTON_STATE_RELEASED)));
+  ASSERT_EQ(rec.keys.size(), 2u);
+  EXPECT_EQ(rec.keys[0], std::make_pair(uint32_t(KEY_A), uint32_t(WL_KEYBOARD_KEY_STATE_PRESSED)));
+  EXPECT_EQ(rec.keys[1], std::make_pair(uint32_t(KEY_A), uint32_t(WL_KEYBOARD_KEY_STATE_RELEASED)));
+
+  // A key held in the host when its focus leaves the nested window is released in the
+  // nested ferry (no stuck key): a second host window takes the focus.
+  host.post([](Server&, FakeInput& in) { in.key_down(KEY_B); });
+  ASSERT_TRUE(wait_until([&] { return !c->dispatch_for(10) || rec.keys.size() >= 3; }, 10s));
+  auto other = WlClient::connect(host.socket_path(), &err);
+  ASSERT_TRUE(other) << err;
+  Toplevel ot = other->create_toplevel();
+  ShmBuffer* ob = other->create_buffer(50, 50, WL_SHM_FORMAT_XRGB8888, 0xff000000u);
+  ASSERT_TRUE(commit_until_presented(*other, ot.surface, ob->buffer, 0, 0, 50, 50));
+  ASSERT_TRUE(wait_until([&] { return !c->dispatch_for(10) || rec.keys.size() >= 4; }, 10s))
+      << "KEY_B was not released in the nested ferry";
+  EXPECT_EQ(rec.keys[2], std::make_pair(uint32_t(KEY_B), uint32_t(WL_KEYBOARD_KEY_STATE_PRESSED)));
+  EXPECT_EQ(rec.keys[3], std::make_pair(uint32_t(KEY_B), uint32_t(WL_KEYBOARD_KEY_STATE_RELEASED)));
+  host.post([](Server&, FakeInput& in) { in.key_up(KEY_B); });
+
+  other.reset();
+  wl_keyboard_destroy(rec.keyboard);
+  wl_pointer_destroy(rec.pointer);
+  wl_seat_destroy(rec.seat);
+  wl_registry_destroy(reg);
+  c.reset();
+  EXPECT_EQ(nested.stop(), 0) << nested.log();
+}
+
+
+// A toplevel whose configures are recorded (size and serial), acked by the test.
+struct Configured {
+  int32_t width = -1, height = -1;
+  uint32_t serial = 0;
+  int count = 0;
+  int32_t pending_w = 0, pending_h = 0;
+};
+
+const xdg_toplevel_listener kRecordToplevel = {
+    [](void* d, xdg_toplevel*, int32_t w, int32_t h, wl_array*) {
+      auto* c = static_cast<Configured*>(d);
+      c->pending_w = w;
+      c->pending_h = h;
+    },
+    [](void*, xdg_toplevel*) {},
+    [](void*, xdg_toplevel*, int32_t, int32_t) {},
+    [](void*, xdg_toplevel*, wl_array*) {},
+};
+
+const xdg_surface_listener kRecordSurface = {
+    [](void* d, xdg_surface*, uint32_t serial) {
+      auto* c = static_cast<Configured*>(d);
+      c->width = c->pending_w;
+      c->height = c->pending_h;
+      c->serial = serial;
+      c->count++;
+    },
+};
+
+TEST(NestedResize, HostResizingTheWindowReconfiguresTheFullscreenClient) {
+  HostThread host;
+  std::string err;
+  ASSERT_TRUE(host.start(&err)) << err;
+  Ferryd nested;
+  ASSERT_TRUE(nested.start({"--backend", "wayland", "--output", "640x480"},
+                           {"WAYLAND_DISPLAY=" + host.socket_path()}));
+  auto c = WlClient::connect(nested.socket_path(), &err);
+  ASSERT_TRUE(c) << err;
+  Configured conf;
+  wl_surface* surface = wl_compositor_create_surface(c->compositor);
+  xdg_surface* xs = xdg_wm_base_get_xdg_surface(c->wm_base, surface);
+  xdg_surface_add_listener(xs, &kRecordSurface, &conf);
+  xdg_toplevel* top = xdg_surface_get_toplevel(xs);
+  xdg_toplevel_add_listener(top, &kRecordToplevel, &conf);
+  xdg_toplevel_set_fullscreen(top, nullptr);
+  wl_surface_commit(surface);
+  ASSERT_TRUE(wait_until([&] { return !c->dispatch_for(10) || conf.count > 0; }, 10s));
+  EXPECT_EQ(conf.width, 640);
+  EXPECT_EQ(conf.height, 480);
+  xdg_surface_ack_configure(xs, conf.serial);
+  ShmBuffer* b = c->create_buffer(640, 480, WL_SHM_FORMAT_XRGB8888, 0xff808080u);
+  ASSERT_TRUE(commit_until_presented(*c, surface, b->buffer, 0, 0, 640, 480)) << nested.log();
+  int before = conf.count;
+
+  // The host makes the nested window fullscreen on its 800x600 output.
+  host.post([](Server& s, FakeInput&) {
+    for (View* v : s.scene().views())
+      if (XdgToplevel* t = XdgToplevel::from_view(v)) t->request_fullscreen(true, nullptr);
+  });
+  ASSERT_TRUE(wait_until([&] { return !c->dispatch_for(10) || (conf.count > before && conf.width == 800); }, 10s))
+      << "client configured " << conf.width << "x" << conf.height << "\n" << nested.log();
+  EXPECT_EQ(conf.height, 600);
+  c->roundtrip();
+  EXPECT_EQ(c->outputs[0].width, 800);
+  EXPECT_EQ(c->outputs[0].height, 600);
+  xdg_toplevel_destroy(top);
+  xdg_surface_destroy(xs);
+  wl_surface_destroy(surface);
+  c.reset();
+  EXPECT_EQ(nested.stop(), 0) << nested.log();
+}
+
+
+// CPU seconds (user + system) a process has used, from /proc/PID/stat.
+double cpu_seconds(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  size_t close_paren = text.rfind(')');
+  if (close_paren == std::string::npos) return -1;
+  std::istringstream rest(text.substr(close_paren + 2));
+  std::string field;
+  unsigned long long utime = 0, stime = 0;
+  for (int i = 3; i <= 15 && rest >> field; ++i) {  // fields 14 and 15: utime, stime
+    if (i == 14) utime = std::stoull(field);
+    if (i == 15) stime = std::stoull(field);
+  }
+  return double(utime + stime) / double(sysconf(_SC_CLK_TCK));
+}
+
+TEST(NestedPacing, NoFrameCallbacksFromTheHostMeansNoSpinning) {
+  HostThread host;
+  std::string err;
+  ASSERT_TRUE(host.start(&err)) << err;
+  Ferryd nested;
+  ASSERT_TRUE(nested.start({"--backend", "wayland", "--output", "320x240"},
+                           {"WAYLAND_DISPLAY=" + host.socket_path()}));
+  FrameCounter client(nested.socket_path());  // redraws on every frame callback
+  ASSERT_TRUE(wait_until([&] { return client.total() >= 10 || client.failed(); }, 10s)) << client.error();
+  // The host's loop stops for 2 s: no frame callback, no feedback reaches the nested ferryd.
+  double cpu0 = cpu_seconds(nested.pid());
+  int frames0 = client.total();
+  host.post([](Server&, FakeInput&) { std::this_thread::sleep_for(2s); });
+  double cpu = cpu_seconds(nested.pid()) - cpu0;
+  int frames_during = client.total() - frames0;
+  // Meanwhile the nested client got at most the callback already on its way, and the
+  // nested ferryd waited (a loop polling or a local timer would burn most of a core).
+  EXPECT_LE(frames_during, 2);
+  EXPECT_LT(cpu, 0.3) << "nested ferryd used " << cpu << " s of CPU in a 2 s host stall";
+  // The host back: frames flow again.
+  ASSERT_TRUE(wait_until([&] { return client.total() >= frames0 + frames_during + 10; }, 10s));
+  std::printf("host stalled 2 s: nested ferryd used %.3f s CPU, client got %d frames meanwhile\n", cpu,
+              frames_during);
+  EXPECT_FALSE(client.failed()) << client.error();
+}
+
+}  // namespace
+}  // namespace ferry::itest
