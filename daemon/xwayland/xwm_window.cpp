@@ -10,6 +10,7 @@
 #include "core/output.hpp"
 #include "core/seat.hpp"
 #include "core/server.hpp"
+#include "config/peer.hpp"
 #include "core/surface.hpp"
 #include "util/log.hpp"
 #include "xwayland/xwm.hpp"
@@ -54,7 +55,9 @@ bool WindowView::wants_focus() const {
 }
 
 std::optional<View::Identity> WindowView::identity() const {
-  return Identity{window_.app_id(), window_.title(), window_.pid()};
+  const config::ClientInfo& program = window_.program();
+  return Identity{window_.app_id(), window_.title(), window_.pid(), program.exe, program.tag,
+                  window_.offload_env()};
 }
 
 Window::Window(Wm& wm, xcb_window_t id, bool override_redirect, int32_t x, int32_t y,
@@ -68,13 +71,11 @@ Window::~Window() {
 }
 
 void Window::read_properties() {
-  xcb_connection_t* c = wm_.conn();
   const Atoms& a = wm_.atoms();
   for (Atom atom : {Atom::WM_CLASS, Atom::_NET_WM_NAME, Atom::WM_PROTOCOLS, Atom::WM_HINTS,
                     Atom::WM_NORMAL_HINTS, Atom::WM_TRANSIENT_FOR, Atom::_NET_WM_STATE})
     property_changed(a[atom]);
   read_pid();
-  (void)c;
 }
 
 void Window::property_changed(xcb_atom_t atom) {
@@ -134,6 +135,16 @@ void Window::property_changed(xcb_atom_t atom) {
 }
 
 void Window::read_pid() {
+  pid_t before = pid_;
+  read_pid_from_x();
+  if (pid_ > 0 && pid_ != before) {
+    // Read once, while the program runs: what rules and the offload decision match.
+    program_ = config::client_info_of_pid(pid_);
+    offload_env_ = config::offload_env_of_pid(pid_);
+  }
+}
+
+void Window::read_pid_from_x() {
   xcb_connection_t* c = wm_.conn();
   // The X server knows the peer of the client's socket (XRes 1.2); _NET_WM_PID is what
   // the client claims, used only when the server does not know (a remote client).

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "config/config.hpp"
 #include "core/scene.hpp"
 #include "util/listener.hpp"
 
@@ -59,6 +60,9 @@ class Window {
   const std::string& app_id() const { return app_id_; }
   const std::string& title() const { return title_; }
   pid_t pid() const { return pid_; }
+  // exe and FERRY_TAG of the owning program (app_id empty), and its offload variable.
+  const config::ClientInfo& program() const { return program_; }
+  const std::string& offload_env() const { return offload_env_; }
   xcb_window_t transient_for() const { return transient_for_; }
 
   // Reads WM_CLASS, names, WM_PROTOCOLS, WM_HINTS, WM_NORMAL_HINTS, WM_TRANSIENT_FOR and
@@ -87,6 +91,7 @@ class Window {
   void send_configure();    // ConfigureWindow with the current geometry + synthetic notify
   void write_net_wm_state();
   void read_pid();
+  void read_pid_from_x();
 
   Wm& wm_;
   xcb_window_t id_;
@@ -98,6 +103,8 @@ class Window {
   int32_t saved_x_ = 0, saved_y_ = 0, saved_w_ = 0, saved_h_ = 0;
   std::string app_id_, title_;
   pid_t pid_ = 0;
+  config::ClientInfo program_;
+  std::string offload_env_;
   xcb_window_t transient_for_ = 0;
   bool delete_window_ = false, take_focus_ = false, input_hint_ = true;
   bool position_hint_ = false;  // USPosition or PPosition in WM_NORMAL_HINTS
