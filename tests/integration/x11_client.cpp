@@ -4,7 +4,8 @@
 // WM_DELETE_WINDOW.
 //
 //   ferry-x11-test-client [--class NAME] [--size WxH] [--position X,Y] [--color RRGGBB]
-//                         [--fullscreen] [--fullscreen-after-map]
+//                         [--fullscreen] [--fullscreen-after-map] [--override-redirect]
+//                         [--transient-for 0xID]
 
 #include <xcb/xcb.h>
 
@@ -28,7 +29,8 @@ xcb_atom_t intern(xcb_connection_t* c, const char* name) {
 int main(int argc, char** argv) {
   std::string cls = "FerryX11Test";
   int w = 160, h = 120, x = 0, y = 0;
-  bool position = false, fullscreen = false, fullscreen_after = false;
+  bool position = false, fullscreen = false, fullscreen_after = false, override = false;
+  uint32_t transient_for = 0;
   uint32_t color = 0xff0000;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -39,6 +41,8 @@ int main(int argc, char** argv) {
     else if (a == "--color") color = uint32_t(std::strtoul(next(), nullptr, 16));
     else if (a == "--fullscreen") fullscreen = true;
     else if (a == "--fullscreen-after-map") fullscreen_after = true;
+    else if (a == "--override-redirect") override = true;
+    else if (a == "--transient-for") transient_for = uint32_t(std::strtoul(next(), nullptr, 16));
     else {
       std::fprintf(stderr, "unknown argument %s\n", a.c_str());
       return 2;
@@ -51,11 +55,17 @@ int main(int argc, char** argv) {
   }
   xcb_screen_t* screen = xcb_setup_roots_iterator(xcb_get_setup(c)).data;
   xcb_window_t win = xcb_generate_id(c);
-  uint32_t values[] = {color, XCB_EVENT_MASK_EXPOSURE | XCB_EVENT_MASK_STRUCTURE_NOTIFY |
-                                  XCB_EVENT_MASK_FOCUS_CHANGE};
+  // Value order follows the XCB_CW_* bits: back pixel, override redirect, event mask.
+  uint32_t values[] = {color, override ? 1u : 0u,
+                       XCB_EVENT_MASK_EXPOSURE | XCB_EVENT_MASK_STRUCTURE_NOTIFY |
+                           XCB_EVENT_MASK_FOCUS_CHANGE};
   xcb_create_window(c, XCB_COPY_FROM_PARENT, win, screen->root, int16_t(x), int16_t(y),
                     uint16_t(w), uint16_t(h), 0, XCB_WINDOW_CLASS_INPUT_OUTPUT,
-                    screen->root_visual, XCB_CW_BACK_PIXEL | XCB_CW_EVENT_MASK, values);
+                    screen->root_visual,
+                    XCB_CW_BACK_PIXEL | XCB_CW_OVERRIDE_REDIRECT | XCB_CW_EVENT_MASK, values);
+  if (transient_for)
+    xcb_change_property(c, XCB_PROP_MODE_REPLACE, win, XCB_ATOM_WM_TRANSIENT_FOR,
+                        XCB_ATOM_WINDOW, 32, 1, &transient_for);
   // WM_CLASS: instance and class, each NUL-terminated.
   std::string wm_class = "ferry-x11-test";
   wm_class.push_back('\0');

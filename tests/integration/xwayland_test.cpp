@@ -217,6 +217,113 @@ TEST_F(Xwayland, FullscreenRequestAfterMapCoversTheOutputAndStaysOnTop) {
   EXPECT_LT(first, full) << log;
 }
 
+// The window id a ferry-x11-test-client printed ("mapped 0x...").
+uint32_t mapped_id(Child& c) {
+  std::string log;
+  wait_until([&] { return (log = c.log()).find("mapped ") != std::string::npos; }, 20s);
+  size_t at = log.find("mapped ");
+  return at == std::string::npos ? 0 : uint32_t(std::strtoul(log.c_str() + at + 7, nullptr, 16));
+}
+
+// Reads one WINDOW-typed root property (_NET_ACTIVE_WINDOW).
+uint32_t root_window_property(xcb_connection_t* c, const char* name) {
+  xcb_screen_t* screen = xcb_setup_roots_iterator(xcb_get_setup(c)).data;
+  xcb_intern_atom_reply_t* a =
+      xcb_intern_atom_reply(c, xcb_intern_atom(c, 0, uint16_t(std::strlen(name)), name), nullptr);
+  if (!a) return ~0u;
+  xcb_get_property_reply_t* r = xcb_get_property_reply(
+      c, xcb_get_property(c, 0, screen->root, a->atom, XCB_ATOM_WINDOW, 0, 1), nullptr);
+  std::free(a);
+  uint32_t v = r && xcb_get_property_value_length(r) == 4
+                   ? *static_cast<uint32_t*>(xcb_get_property_value(r))
+                   : ~0u;
+  std::free(r);
+  return v;
+}
+
+uint32_t input_focus(xcb_connection_t* c) {
+  xcb_get_input_focus_reply_t* r = xcb_get_input_focus_reply(c, xcb_get_input_focus(c), nullptr);
+  uint32_t v = r ? r->focus : ~0u;
+  std::free(r);
+  return v;
+}
+
+TEST_F(Xwayland, FocusStackingAndOverrideRedirectFollowFerry) {
+  Child a = f_.run_client({test_client(), "--position", "100,100", "--color", "ff0000"}, "a");
+  uint32_t a_id = mapped_id(a);
+  ASSERT_NE(a_id, 0u) << a.log() << f_.log();
+  Image img;
+  ASSERT_TRUE(grab_until([&](const Image& i) { return share_of(i, {100, 100, 160, 120}, {255, 0, 0}) > 0.99; }, &img));
+  Child b = f_.run_client({test_client(), "--position", "180,160", "--color", "00ff00"}, "b");
+  uint32_t b_id = mapped_id(b);
+  ASSERT_NE(b_id, 0u) << b.log();
+  // The newer window is on top (overlap green) and has the keyboard and X focus.
+  Rect overlap{180, 160, 80, 60};
+  ASSERT_TRUE(grab_until([&](const Image& i) { return share_of(i, overlap, {0, 255, 0}) > 0.99; }, &img))
+      << f_.log();
+  xcb_connection_t* x = connect_x();
+  EXPECT_TRUE(wait_until([&] { return root_window_property(x, "_NET_ACTIVE_WINDOW") == b_id &&
+                                      input_focus(x) == b_id; }, 10s))
+      << std::hex << root_window_property(x, "_NET_ACTIVE_WINDOW") << " " << input_focus(x);
+  EXPECT_TRUE(wait_until([&] { return b.log().find("focus in") != std::string::npos; }, 10s)) << b.log();
+
+  // _NET_ACTIVE_WINDOW request (a pager, a taskbar): A comes up and gets the focus.
+  const char name[] = "_NET_ACTIVE_WINDOW";
+  xcb_intern_atom_reply_t* atom =
+      xcb_intern_atom_reply(x, xcb_intern_atom(x, 0, sizeof name - 1, name), nullptr);
+  ASSERT_NE(atom, nullptr);
+  xcb_client_message_event_t m{};
+  m.response_type = XCB_CLIENT_MESSAGE;
+  m.format = 32;
+  m.window = a_id;
+  m.type = atom->atom;
+  m.data.data32[0] = 2;  // source: pager
+  std::free(atom);
+  xcb_screen_t* screen = xcb_setup_roots_iterator(xcb_get_setup(x)).data;
+  xcb_send_event(x, 0, screen->root,
+                 XCB_EVENT_MASK_SUBSTRUCTURE_REDIRECT | XCB_EVENT_MASK_SUBSTRUCTURE_NOTIFY,
+                 reinterpret_cast<const char*>(&m));
+  xcb_flush(x);
+  EXPECT_TRUE(grab_until([&](const Image& i) { return share_of(i, overlap, {255, 0, 0}) > 0.99; }, &img))
+      << f_.log();
+  EXPECT_TRUE(wait_until([&] { return root_window_property(x, "_NET_ACTIVE_WINDOW") == a_id &&
+                                      input_focus(x) == a_id; }, 10s));
+
+  // An override-redirect window (a menu) shows at its own X coordinates, above both, and
+  // takes no focus.
+  Child menu = f_.run_client({test_client(), "--override-redirect", "--position", "150,130",
+                              "--size", "60x50", "--color", "0000ff"},
+                             "menu");
+  ASSERT_NE(mapped_id(menu), 0u) << menu.log();
+  EXPECT_TRUE(grab_until([&](const Image& i) { return share_of(i, {150, 130, 60, 50}, {0, 0, 255}) > 0.99; }, &img))
+      << f_.log();
+  EXPECT_TRUE(rgb_near(pixel_of(img, 149, 131), {255, 0, 0}, 8));
+  EXPECT_EQ(root_window_property(x, "_NET_ACTIVE_WINDOW"), a_id);
+
+  // A Wayland toplevel takes the keyboard focus: X has no active window any more.
+  Child wl = f_.run_client({"weston-simple-shm"}, "wl");
+  EXPECT_TRUE(wait_until([&] { return root_window_property(x, "_NET_ACTIVE_WINDOW") == 0; }, 10s))
+      << std::hex << root_window_property(x, "_NET_ACTIVE_WINDOW") << "\n" << f_.log();
+  xcb_disconnect(x);
+}
+
+TEST_F(Xwayland, TransientDialogIsCentredOnItsParent) {
+  Child parent = f_.run_client({test_client(), "--position", "100,100", "--color", "ff0000"}, "p");
+  uint32_t parent_id = mapped_id(parent);
+  ASSERT_NE(parent_id, 0u) << parent.log() << f_.log();
+  char id[16];
+  std::snprintf(id, sizeof id, "0x%x", parent_id);
+  Child dialog = f_.run_client(
+      {test_client(), "--transient-for", id, "--size", "60x40", "--color", "ffff00"}, "d");
+  ASSERT_NE(mapped_id(dialog), 0u) << dialog.log();
+  // (160 - 60) / 2 = 50, (120 - 40) / 2 = 40 from the parent's corner.
+  Image img;
+  EXPECT_TRUE(grab_until([&](const Image& i) { return share_of(i, {150, 140, 60, 40}, {255, 255, 0}) > 0.99; }, &img))
+      << dialog.log() << f_.log();
+  EXPECT_TRUE(rgb_near(pixel_of(img, 149, 140), {255, 0, 0}, 8));
+  EXPECT_NE(dialog.log().find("configure 60x40+150+140"), std::string::npos) << dialog.log();
+}
+
 TEST_F(Xwayland, KilledXwaylandLeavesFerrydRunningAndTheNextClientStartsAnother) {
   Child logo = f_.run_client({"xlogo", "-geometry", "200x150+100+50"}, "xlogo");
   Image img;
