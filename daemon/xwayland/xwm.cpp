@@ -13,6 +13,7 @@
 #include "core/server.hpp"
 #include "core/surface.hpp"
 #include "util/log.hpp"
+#include "xwayland/selection.hpp"
 #include "xwayland/xwm_window.hpp"
 
 namespace ferry::xwayland {
@@ -42,6 +43,7 @@ void Wm::shut_down() {
   if (shut_down_) return;
   shut_down_ = true;
   resource_created_.disconnect();
+  selection_.reset();
   windows_.clear();  // views leave the scene
   if (source_) wl_event_source_remove(source_);
   source_ = nullptr;
@@ -129,6 +131,7 @@ bool Wm::setup(UniqueFd fd, std::string* error) {
   });
   wl_client_add_resource_created_listener(xwayland_, resource_created_.raw());
 
+  selection_ = std::make_unique<SelectionBridge>(*this);
   source_ = wl_event_loop_add_fd(server_.loop(), xcb_get_file_descriptor(conn_),
                                  WL_EVENT_READABLE, &Wm::dispatch, this);
   xcb_flush(conn_);
@@ -165,6 +168,7 @@ Window* Wm::find(xcb_window_t id) const {
 }
 
 void Wm::handle(xcb_generic_event_t* ev) {
+  if (selection_ && selection_->handle(ev)) return;
   switch (ev->response_type & ~0x80) {
     case XCB_CREATE_NOTIFY: create_notify(reinterpret_cast<xcb_create_notify_event_t*>(ev)); break;
     case XCB_DESTROY_NOTIFY: destroy_notify(reinterpret_cast<xcb_destroy_notify_event_t*>(ev)); break;

@@ -34,6 +34,7 @@ class Surface;
 
 namespace ferry::xwayland {
 
+class SelectionBridge;
 class Window;
 
 class Wm {
@@ -94,6 +95,7 @@ class Wm {
   // WL_SURFACE_ID that named a wl_surface ferryd has not seen yet: surface id → window.
   std::map<uint32_t, xcb_window_t> pending_ids_;
   Listener resource_created_;
+  std::unique_ptr<SelectionBridge> selection_;  // CLIPBOARD between X and Wayland
   bool shut_down_ = false;
 };
 

@@ -324,6 +324,34 @@ TEST_F(Xwayland, TransientDialogIsCentredOnItsParent) {
   EXPECT_NE(dialog.log().find("configure 60x40+150+140"), std::string::npos) << dialog.log();
 }
 
+TEST_F(Xwayland, ClipboardCrossesBetweenX11AndWaylandBothWays) {
+  // X11 → Wayland: xclip owns CLIPBOARD (it stays in the background to serve it).
+  run({"sh", "-c", "printf 'from x11 \\342\\234\\223' | xclip -selection clipboard -i"});
+  std::string out;
+  // The bridge learns the owner and its targets asynchronously: paste until it is there.
+  EXPECT_TRUE(wait_until(
+      [&] { return f_.run_to_end({"wl-paste", "-n"}, &out, 10s) == 0 && out == "from x11 \u2713"; },
+      20s))
+      << "[" << out << "]\n" << f_.log();
+  std::string mimes;
+  f_.run_to_end({"wl-paste", "--list-types"}, &mimes, 10s);
+  EXPECT_NE(mimes.find("text/plain;charset=utf-8"), std::string::npos) << mimes;
+
+  // Wayland → X11: wl-copy (also in the background) replaces it; xclip reads it.
+  run({"wl-copy", "from wayland"});
+  EXPECT_TRUE(wait_until(
+      [&] {
+        return f_.run_to_end({"xclip", "-selection", "clipboard", "-o"}, &out, 10s) == 0 &&
+               out == "from wayland";
+      },
+      20s))
+      << "[" << out << "]\n" << f_.log();
+  std::string targets;
+  f_.run_to_end({"xclip", "-selection", "clipboard", "-o", "-t", "TARGETS"}, &targets, 10s);
+  EXPECT_NE(targets.find("UTF8_STRING"), std::string::npos) << targets;
+  EXPECT_EQ(count_of(targets, "UTF8_STRING\n"), 1) << targets;
+}
+
 TEST_F(Xwayland, KilledXwaylandLeavesFerrydRunningAndTheNextClientStartsAnother) {
   Child logo = f_.run_client({"xlogo", "-geometry", "200x150+100+50"}, "xlogo");
   Image img;
