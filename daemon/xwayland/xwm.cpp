@@ -43,6 +43,8 @@ void Wm::shut_down() {
   if (shut_down_) return;
   shut_down_ = true;
   resource_created_.disconnect();
+  if (retry_idle_) wl_event_source_remove(retry_idle_);
+  retry_idle_ = nullptr;
   selection_.reset();
   windows_.clear();  // views leave the scene
   if (source_) wl_event_source_remove(source_);
@@ -115,12 +117,12 @@ bool Wm::setup(UniqueFd fd, std::string* error) {
   resource_created_.set_callback([this](void* data) {
     auto* r = static_cast<wl_resource*>(data);
     uint32_t id = wl_resource_get_id(r);
-    if (!pending_ids_.count(id)) return;
-    wl_event_loop_add_idle(
+    if (!pending_ids_.count(id) || retry_idle_) return;
+    retry_idle_ = wl_event_loop_add_idle(
         server_.loop(),
         [](void* d) {
           auto* self = static_cast<Wm*>(d);
-          if (self->shut_down_) return;
+          self->retry_idle_ = nullptr;
           std::vector<std::pair<uint32_t, xcb_window_t>> retry(self->pending_ids_.begin(),
                                                                  self->pending_ids_.end());
           for (auto [sid, win] : retry)
@@ -181,6 +183,7 @@ void Wm::handle(xcb_generic_event_t* ev) {
     case XCB_CONFIGURE_NOTIFY:
       configure_notify(reinterpret_cast<xcb_configure_notify_event_t*>(ev));
       break;
+    case XCB_REPARENT_NOTIFY: reparent_notify(reinterpret_cast<xcb_reparent_notify_event_t*>(ev)); break;
     case XCB_PROPERTY_NOTIFY: property_notify(reinterpret_cast<xcb_property_notify_event_t*>(ev)); break;
     case XCB_CLIENT_MESSAGE: client_message(reinterpret_cast<xcb_client_message_event_t*>(ev)); break;
     case 0: {
@@ -211,6 +214,20 @@ void Wm::destroy_notify(xcb_destroy_notify_event_t* ev) {
   if (focused_ == ev->window) focused_ = 0;
   windows_.erase(it);
   update_client_list();
+}
+
+void Wm::reparent_notify(xcb_reparent_notify_event_t* ev) {
+  // Only children of the root are windows of their own; an embedded one is part of its
+  // new parent's surface.
+  if (ev->parent == root_) {
+    if (!find(ev->window))
+      windows_[ev->window] = std::make_unique<Window>(*this, ev->window, ev->override_redirect,
+                                                      ev->x, ev->y, 1, 1);
+    return;
+  }
+  xcb_destroy_notify_event_t gone{};
+  gone.window = ev->window;
+  destroy_notify(&gone);
 }
 
 void Wm::map_request(xcb_map_request_event_t* ev) {

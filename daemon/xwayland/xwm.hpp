@@ -72,6 +72,7 @@ class Wm {
   void handle(xcb_generic_event_t* ev);
   void create_notify(xcb_create_notify_event_t* ev);
   void destroy_notify(xcb_destroy_notify_event_t* ev);
+  void reparent_notify(xcb_reparent_notify_event_t* ev);
   void map_request(xcb_map_request_event_t* ev);
   void map_notify(xcb_map_notify_event_t* ev);
   void unmap_notify(xcb_unmap_notify_event_t* ev);
@@ -95,6 +96,7 @@ class Wm {
   // WL_SURFACE_ID that named a wl_surface ferryd has not seen yet: surface id → window.
   std::map<uint32_t, xcb_window_t> pending_ids_;
   Listener resource_created_;
+  wl_event_source* retry_idle_ = nullptr;  // pending WL_SURFACE_ID retry
   std::unique_ptr<SelectionBridge> selection_;  // CLIPBOARD between X and Wayland
   bool shut_down_ = false;
 };

@@ -352,6 +352,35 @@ TEST_F(Xwayland, ClipboardCrossesBetweenX11AndWaylandBothWays) {
   EXPECT_EQ(count_of(targets, "UTF8_STRING\n"), 1) << targets;
 }
 
+TEST_F(Xwayland, FullscreenGlxgearsCoversTheOutputAndAnimates) {
+  // GLX through Xwayland (llvmpipe here); -fullscreen sets _NET_WM_STATE_FULLSCREEN.
+  Child gears = f_.run_client({"glxgears", "-fullscreen"}, "glxgears");
+  Image first, img;
+  Rect all{0, 0, 640, 480};
+  auto gears_shown = [&](const Image& i) {
+    // Black background, red, green and blue gears; none of ferry's background.
+    return share_of(i, all, kBackground) == 0 && share_of(i, all, {0, 0, 0}) > 0.2 &&
+           share_of(i, {0, 0, 1, 1}, {0, 0, 0}) == 1 && share_of(i, {639, 479, 1, 1}, {0, 0, 0}) == 1;
+  };
+  ASSERT_TRUE(grab_until(gears_shown, &first)) << gears.log() << f_.log();
+  auto coloured = [](const Image& i, int channel) {
+    int n = 0;
+    for (int32_t y = 0; y < i.height; y += 2)
+      for (int32_t x = 0; x < i.width; x += 2) {
+        Rgb p = pixel_of(i, x, y);
+        int c[3] = {p.r, p.g, p.b};
+        if (c[channel] > 120 && c[(channel + 1) % 3] < 60 && c[(channel + 2) % 3] < 60) ++n;
+      }
+    return n;
+  };
+  EXPECT_GT(coloured(first, 0), 500);
+  EXPECT_GT(coloured(first, 1), 200);
+  EXPECT_GT(coloured(first, 2), 200);
+  // The gears turn: a later frame differs.
+  EXPECT_TRUE(grab_until(
+      [&](const Image& i) { return gears_shown(i) && i.rgba != first.rgba; }, &img));
+}
+
 TEST_F(Xwayland, KilledXwaylandLeavesFerrydRunningAndTheNextClientStartsAnother) {
   Child logo = f_.run_client({"xlogo", "-geometry", "200x150+100+50"}, "xlogo");
   Image img;
