@@ -448,6 +448,8 @@ int run_daemon(const CliOptions& cli) {
   std::unique_ptr<xwayland::Xwayland> xwayland;
   if (cfg->xwayland_enabled) xwayland = xwayland::Xwayland::create(server, cfg->xwayland_lazy);
   std::printf("ferryd: listening on WAYLAND_DISPLAY=%s\n", server.socket_name().c_str());
+  // The first line stays the Wayland one (scripts read it); both leave in one write.
+  if (xwayland) std::printf("ferryd: X11 clients: DISPLAY=%s\n", xwayland->display_name().c_str());
   std::fflush(stdout);
   std::string sock_err;
   if (!config::write_socket_file(server.socket_name(), &sock_err))

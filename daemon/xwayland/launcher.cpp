@@ -64,8 +64,6 @@ std::unique_ptr<Xwayland> Xwayland::create(Server& server, bool lazy) {
              "connect to %s are refused", x->display_name().c_str());
   if (!config::write_display_file(x->display_name(), &error))
     log_warn("xwayland: cannot record DISPLAY for ferry-run: %s", error.c_str());
-  std::printf("ferryd: X11 clients: DISPLAY=%s\n", x->display_name().c_str());
-  std::fflush(stdout);
   return x;
 }
 

@@ -43,9 +43,9 @@ class Xwayland {
     bool lazy = true;
     std::string binary;  // empty: find_xwayland()
   };
-  // Opens the first free display from :0 on, records it for ferry-run
-  // (config/runtime.hpp) and prints "ferryd: X11 clients: DISPLAY=:N". Null (logged)
-  // when no display can be had; ferryd then serves Wayland clients only.
+  // Opens the first free display from :0 on and records it for ferry-run
+  // (config/runtime.hpp). Null (logged) when no display can be had; ferryd then serves
+  // Wayland clients only.
   static std::unique_ptr<Xwayland> create(Server& server, bool lazy);
   Xwayland(Server& server, DisplaySockets sockets, Options options);
   ~Xwayland();

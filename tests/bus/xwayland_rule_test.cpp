@@ -63,7 +63,8 @@ TEST(XwaylandRules, WmClassExeAndTagOfX11ProgramsMatchRules) {
         json = st.out;
         local = surface_object(json, "FerryRuleTest");
         offloaded = surface_object(json, "FerryTagged");
-        return st.exit_code == 0 &&
+        // Both windows listed (each became a view once Xwayland committed its surface).
+        return st.exit_code == 0 && !local.empty() &&
                offloaded.find("\"TransferMode\":\"rgb\"") != std::string::npos;
       },
       20s);

@@ -141,7 +141,7 @@ bool Ferryd::start(const std::vector<std::string>& args) {
     ADD_FAILURE() << "ferryd did not report '" << want << "'; log:\n" << log();
     return false;
   }
-  // Printed before the Wayland line when ferryd offers an X11 display.
+  // Printed right after the Wayland line (same write) when ferryd offers an X11 display.
   std::string text = log();
   const std::string x11 = "X11 clients: DISPLAY=";
   if (size_t at = text.find(x11); at != std::string::npos)
