@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -381,6 +382,34 @@ TEST_F(Xwayland, FullscreenGlxgearsCoversTheOutputAndAnimates) {
   // The gears turn: a later frame differs.
   EXPECT_TRUE(grab_until(
       [&](const Image& i) { return gears_shown(i) && i.rgba != first.rgba; }, &img));
+}
+
+TEST(XwaylandConfig, DisabledOffersNoDisplayAndEagerStartsAtOnce) {
+  TempDir tmp;
+  std::string off = tmp.path() + "/off.toml", eager = tmp.path() + "/eager.toml";
+  std::ofstream(off) << "[xwayland]\nenabled = false\n";
+  std::ofstream(eager) << "[xwayland]\nlazy = false\n";
+  {
+    Ferryd f;
+    ASSERT_TRUE(f.start({"--config", off, "--output", "320x240@60"}));
+    EXPECT_TRUE(f.x11_display().empty()) << f.log();
+    EXPECT_EQ(f.log().find("xwayland"), std::string::npos) << f.log();
+    EXPECT_FALSE(std::ifstream(f.runtime_dir() + "/ferry/display").good());
+  }
+  Ferryd f;
+  ASSERT_TRUE(f.start({"--config", eager, "--output", "320x240@60"}));
+  ASSERT_FALSE(f.x11_display().empty()) << f.log();
+  // No X11 client has connected, yet Xwayland starts and its WM comes up.
+  EXPECT_TRUE(wait_until(
+      [&] { return f.log().find("xwayland: window manager running") != std::string::npos; }, 20s))
+      << f.log();
+  std::string recorded;
+  std::getline(std::ifstream(f.runtime_dir() + "/ferry/display"), recorded);
+  EXPECT_EQ(recorded, f.x11_display());
+  EXPECT_EQ(f.stop(), 0) << f.log();
+  // ferryd removes what it recorded, and the display's lock file.
+  EXPECT_FALSE(std::ifstream(f.runtime_dir() + "/ferry/display").good());
+  EXPECT_FALSE(std::ifstream("/tmp/.X" + f.x11_display().substr(1) + "-lock").good());
 }
 
 TEST_F(Xwayland, KilledXwaylandLeavesFerrydRunningAndTheNextClientStartsAnother) {
