@@ -88,6 +88,16 @@ SelectionBridge::SelectionBridge(Wm& wm) : wm_(wm), conn_(wm.conn()) {
   }
   seat_selection_.connect(&wm_.server().seat().on_selection,
                           [this](void*) { wayland_selection_changed(); });
+  // An X client that took CLIPBOARD before XFixes reported to us (after a WM restart, say).
+  if (xcb_get_selection_owner_reply_t* r =
+          xcb_get_selection_owner_reply(conn_, xcb_get_selection_owner(conn_, clipboard_), nullptr)) {
+    xcb_window_t owner = r->owner;
+    std::free(r);
+    if (owner != XCB_WINDOW_NONE) {
+      owner_changed(owner, XCB_CURRENT_TIME);
+      return;
+    }
+  }
   // A Wayland selection that exists already is offered to X at once.
   wayland_selection_changed();
 }

@@ -106,6 +106,8 @@ bool Wm::setup(UniqueFd fd, std::string* error) {
   xcb_change_property(conn_, XCB_PROP_MODE_REPLACE, root_, atoms_[Atom::_NET_ACTIVE_WINDOW],
                       XCB_ATOM_WINDOW, 32, 1, &none);
   update_client_list();
+  // Before X clients can connect (below), so no CLIPBOARD owner goes unseen.
+  selection_ = std::make_unique<SelectionBridge>(*this);
   // Owning WM_S0 (ICCCM 2.8) announces the WM; Xwayland starts accepting X clients on
   // the -listenfd sockets only then, so no client sees a display without a WM.
   for (Atom sel : {Atom::WM_S0, Atom::_NET_WM_CM_S0})
@@ -133,7 +135,6 @@ bool Wm::setup(UniqueFd fd, std::string* error) {
   });
   wl_client_add_resource_created_listener(xwayland_, resource_created_.raw());
 
-  selection_ = std::make_unique<SelectionBridge>(*this);
   source_ = wl_event_loop_add_fd(server_.loop(), xcb_get_file_descriptor(conn_),
                                  WL_EVENT_READABLE, &Wm::dispatch, this);
   xcb_flush(conn_);
@@ -294,7 +295,9 @@ void Wm::property_notify(xcb_property_notify_event_t* ev) {
 void Wm::client_message(xcb_client_message_event_t* ev) {
   Window* w = find(ev->window);
   if (ev->type == atoms_[Atom::WL_SURFACE_ID]) {
-    if (w) associate(*w, ev->data.data32[0]);
+    // Only Xwayland itself names surfaces; a client's SendEvent copy (synthetic bit set)
+    // could point its window at another window's surface.
+    if (w && !(ev->response_type & 0x80)) associate(*w, ev->data.data32[0]);
   } else if (ev->type == atoms_[Atom::_NET_WM_STATE] && w) {
     // data32: action (0 remove, 1 add, 2 toggle), first property, second property.
     uint32_t action = ev->data.data32[0];
