@@ -5,7 +5,7 @@
 //
 //   ferry-x11-test-client [--class NAME] [--size WxH] [--position X,Y] [--color RRGGBB]
 //                         [--fullscreen] [--fullscreen-after-map] [--override-redirect]
-//                         [--transient-for 0xID]
+//                         [--transient-for 0xID] [--move-after-map X,Y]
 
 #include <xcb/xcb.h>
 
@@ -31,6 +31,8 @@ int main(int argc, char** argv) {
   int w = 160, h = 120, x = 0, y = 0;
   bool position = false, fullscreen = false, fullscreen_after = false, override = false;
   uint32_t transient_for = 0;
+  bool move = false;
+  int move_x = 0, move_y = 0;
   uint32_t color = 0xff0000;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -42,6 +44,7 @@ int main(int argc, char** argv) {
     else if (a == "--fullscreen") fullscreen = true;
     else if (a == "--fullscreen-after-map") fullscreen_after = true;
     else if (a == "--override-redirect") override = true;
+    else if (a == "--move-after-map") move = std::sscanf(next(), "%d,%d", &move_x, &move_y) == 2;
     else if (a == "--transient-for") transient_for = uint32_t(std::strtoul(next(), nullptr, 16));
     else {
       std::fprintf(stderr, "unknown argument %s\n", a.c_str());
@@ -98,6 +101,12 @@ int main(int argc, char** argv) {
       mapped = true;
       std::printf("mapped 0x%x\n", win);
       std::fflush(stdout);
+      if (move) {
+        // A ConfigureRequest once mapped (what a game or xdotool windowmove does).
+        uint32_t pos[] = {uint32_t(move_x), uint32_t(move_y)};
+        xcb_configure_window(c, win, XCB_CONFIG_WINDOW_X | XCB_CONFIG_WINDOW_Y, pos);
+        xcb_flush(c);
+      }
       if (fullscreen_after) {
         xcb_client_message_event_t m{};
         m.response_type = XCB_CLIENT_MESSAGE;

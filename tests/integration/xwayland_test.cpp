@@ -308,6 +308,25 @@ TEST_F(Xwayland, FocusStackingAndOverrideRedirectFollowFerry) {
   xcb_disconnect(x);
 }
 
+TEST_F(Xwayland, ConfigureRequestsMoveTheWindowWithinTheLayout) {
+  Child a = f_.run_client({test_client(), "--position", "10,10", "--move-after-map", "300,200",
+                           "--color", "ff0000"},
+                          "a");
+  Image img;
+  EXPECT_TRUE(grab_until([&](const Image& i) { return share_of(i, {300, 200, 160, 120}, {255, 0, 0}) > 0.99; }, &img))
+      << a.log() << f_.log();
+  EXPECT_TRUE(rgb_near(pixel_of(img, 20, 20), kBackground, 2));
+  EXPECT_NE(a.log().find("configure 160x120+300+200"), std::string::npos) << a.log();
+  // Off every output: granted up to the layout's edge, and the client is told.
+  Child b = f_.run_client({test_client(), "--position", "400,10", "--move-after-map", "-500,-500",
+                           "--color", "0000ff"},
+                          "b");
+  EXPECT_TRUE(grab_until([&](const Image& i) { return share_of(i, {0, 0, 160, 120}, {0, 0, 255}) > 0.99; }, &img))
+      << b.log() << f_.log();
+  EXPECT_TRUE(wait_until([&] { return b.log().find("configure 160x120+0+0") != std::string::npos; }, 10s))
+      << b.log();
+}
+
 TEST_F(Xwayland, TransientDialogIsCentredOnItsParent) {
   Child parent = f_.run_client({test_client(), "--position", "100,100", "--color", "ff0000"}, "p");
   uint32_t parent_id = mapped_id(parent);
