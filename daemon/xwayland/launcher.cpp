@@ -1,6 +1,7 @@
 #include "xwayland/launcher.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -111,14 +112,8 @@ void Xwayland::watch_sockets(bool on) {
             auto* self = static_cast<Xwayland*>(data);
             log_info("xwayland: first X11 connection on %s: starting Xwayland",
                      self->display_name().c_str());
-            if (!self->start()) {
-              // Nobody can serve the waiting client: refuse it rather than spin.
-              for (int fd : {self->sockets_.abstract_fd(), self->sockets_.file_fd()}) {
-                if (fd < 0) continue;
-                int c = ::accept4(fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-                if (c >= 0) UniqueFd drop(c);
-              }
-            }
+            // Nobody can serve the waiting clients: refuse them rather than spin.
+            if (!self->start()) self->refuse_waiting_clients();
             return 0;
           },
           this);
@@ -126,8 +121,23 @@ void Xwayland::watch_sockets(bool on) {
   }
 }
 
+void Xwayland::refuse_waiting_clients() {
+  for (int fd : {sockets_.abstract_fd(), sockets_.file_fd()}) {
+    if (fd < 0) continue;
+    // The listening sockets are blocking (Xwayland wants them so): poll before accepting.
+    for (;;) {
+      pollfd p{fd, POLLIN, 0};
+      if (::poll(&p, 1, 0) != 1) break;
+      int c = ::accept4(fd, nullptr, nullptr, SOCK_CLOEXEC);
+      if (c < 0) break;
+      UniqueFd drop(c);
+    }
+  }
+}
+
 bool Xwayland::start() {
   if (client_) return true;
+  ready_ = false;
   if (options_.binary.empty()) {
     log_error("xwayland: no Xwayland binary in PATH (Debian package 'xwayland'); X11 clients "
               "cannot connect to %s", display_name().c_str());
@@ -220,6 +230,7 @@ bool Xwayland::start() {
 }
 
 void Xwayland::ready() {
+  ready_ = true;
   if (displayfd_src_) wl_event_source_remove(displayfd_src_);
   displayfd_src_ = nullptr;
   displayfd_.reset();
@@ -256,6 +267,12 @@ void Xwayland::stopped(const char* why) {
   // Reaped by ferryd's SIGCHLD handler; make sure it really goes.
   ::kill(pid_, SIGKILL);
   pid_ = -1;
+  // One that died before it was ready would die again for the same clients: they are
+  // refused, and the next connection tries anew (no restart loop).
+  if (!ready_) {
+    log_warn("xwayland: it exited before it was ready; refusing the X11 clients that waited");
+    refuse_waiting_clients();
+  }
   watch_sockets(true);
 }
 

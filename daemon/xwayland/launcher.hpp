@@ -72,6 +72,8 @@ class Xwayland {
   void watch_sockets(bool on);
   void ready();       // displayfd said the server accepts connections
   void stopped(const char* why);
+  // Accepts and closes every connection waiting on the display sockets.
+  void refuse_waiting_clients();
 
   Server& server_;
   DisplaySockets sockets_;
@@ -85,6 +87,7 @@ class Xwayland {
   Listener client_destroy_;
   std::unique_ptr<Wm> wm_;
   unsigned starts_ = 0;
+  bool ready_ = false;  // the running Xwayland wrote its display number
 };
 
 }  // namespace ferry::xwayland

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <xcb/xcb.h>
 
 #include <chrono>
@@ -429,6 +430,34 @@ TEST(XwaylandConfig, DisabledOffersNoDisplayAndEagerStartsAtOnce) {
   // ferryd removes what it recorded, and the display's lock file.
   EXPECT_FALSE(std::ifstream(f.runtime_dir() + "/ferry/display").good());
   EXPECT_FALSE(std::ifstream("/tmp/.X" + f.x11_display().substr(1) + "-lock").good());
+}
+
+TEST(XwaylandBroken, AnXwaylandThatDiesAtStartIsTriedOncePerConnection) {
+  // An "Xwayland" that exits at once, first in PATH for ferryd.
+  TempDir bin;
+  {
+    std::ofstream script(bin.path() + "/Xwayland");
+    script << "#!/bin/sh\nexit 1\n";
+  }
+  ASSERT_EQ(::chmod((bin.path() + "/Xwayland").c_str(), 0755), 0);
+  std::string old_path = std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin";
+  setenv("PATH", (bin.path() + ":" + old_path).c_str(), 1);
+  Ferryd f;
+  bool started = f.start({"--output", "320x240@60"});
+  setenv("PATH", old_path.c_str(), 1);
+  ASSERT_TRUE(started);
+  for (int attempt = 1; attempt <= 2; ++attempt) {
+    std::string out;
+    int st = f.run_to_end({"xdpyinfo"}, &out, 20s);
+    // Refused, not left waiting: xdpyinfo ends, unable to open the display.
+    EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) != 0) << st << out;
+    EXPECT_NE(out.find("unable to open display"), std::string::npos) << out;
+    EXPECT_TRUE(wait_until([&] { return count_of(f.log(), "refusing the X11 clients") == attempt; }, 10s))
+        << f.log();
+    EXPECT_EQ(count_of(f.log(), "xwayland: started"), attempt) << f.log();
+  }
+  EXPECT_TRUE(f.running());
+  EXPECT_EQ(f.stop(), 0) << f.log();
 }
 
 TEST_F(Xwayland, KilledXwaylandLeavesFerrydRunningAndTheNextClientStartsAnother) {
