@@ -77,25 +77,35 @@ Xwayland::Xwayland(Server& server, DisplaySockets sockets, Options options)
 
 Xwayland::~Xwayland() {
   watch_sockets(false);
-  wm_.reset();
   if (displayfd_src_) wl_event_source_remove(displayfd_src_);
   client_destroy_.disconnect();
-  if (client_) {
-    wl_client_destroy(client_);
-    client_ = nullptr;
-  }
-  if (pid_ > 0) {
-    // Still ours to reap unless ferryd's SIGCHLD handler already did (then ECHILD).
+  // SIGTERM first, while its connections are open: Xwayland shuts down cleanly. Closing
+  // the WM's connection first would leave it without clients, and an X server resets
+  // then (reconnecting to Wayland fails: "Couldn't add screen"); closing its Wayland
+  // connection first makes it die in FatalError ("failed to read Wayland events").
+  if (pid_ > 0 && client_) {
     ::kill(pid_, SIGTERM);
+    int status = 0;
     for (int i = 0; i < 200; ++i) {
-      pid_t r = ::waitpid(pid_, nullptr, WNOHANG);
+      // Still ours to reap unless ferryd's SIGCHLD handler already did (then ECHILD).
+      pid_t r = ::waitpid(pid_, &status, WNOHANG);
+      if (r == pid_)
+        log_info("xwayland: pid %d exited (%s %d)", int(pid_),
+                 WIFEXITED(status) ? "status" : "signal",
+                 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
       if (r != 0) break;
       usleep(10'000);
       if (i == 199) {
+        log_warn("xwayland: pid %d ignored SIGTERM for 2 s; killing it", int(pid_));
         ::kill(pid_, SIGKILL);
         ::waitpid(pid_, nullptr, 0);
       }
     }
+  }
+  wm_.reset();
+  if (client_) {
+    wl_client_destroy(client_);
+    client_ = nullptr;
   }
 }
 
@@ -153,8 +163,8 @@ bool Xwayland::start() {
 
   // Everything the child needs is built before fork(): after it only async-signal-safe
   // calls are allowed (ferryd has threads).
-  std::vector<std::string> args = {options_.binary, display_name(), "-rootless", "-core",
-                                   "-nolisten", "tcp"};
+  std::vector<std::string> args = {options_.binary, display_name(), "-rootless", "-nolisten",
+                                   "tcp"};
   for (int fd : {sockets_.abstract_fd(), sockets_.file_fd()})
     if (fd >= 0) {
       args.push_back("-listenfd");

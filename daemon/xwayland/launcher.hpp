@@ -2,7 +2,7 @@
 // Xwayland on demand. ferryd owns the X11 display sockets (sockets.hpp) and watches them;
 // the first X11 connection (or start() when not lazy) starts Debian's Xwayland rootless:
 //
-//   Xwayland :N -rootless -core -listenfd A -listenfd F -wm W -displayfd D -nolisten tcp
+//   Xwayland :N -rootless -nolisten tcp -listenfd A -listenfd F -wm W -displayfd D
 //
 // with WAYLAND_SOCKET set to one end of a socketpair whose other end ferryd hands to
 // wl_client_create, so ferryd knows which wl_client is Xwayland. When Xwayland writes its

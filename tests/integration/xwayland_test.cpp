@@ -109,6 +109,14 @@ TEST_F(Xwayland, LazyStartAndEwmhWindowManager) {
   EXPECT_NE(self.find("_NET_SUPPORTING_WM_CHECK(WINDOW): window id # " + check), std::string::npos)
       << self;
   EXPECT_NE(self.find("_NET_WM_NAME(UTF8_STRING) = \"ferry\""), std::string::npos) << self;
+  // ferryd's exit ends Xwayland cleanly (SIGTERM before its Wayland connection closes),
+  // not through FatalError/abort.
+  EXPECT_EQ(f_.stop(), 0) << f_.log();
+  EXPECT_NE(f_.log().find("xwayland: pid " + std::to_string(xwayland_pid(f_.log())) +
+                          " exited (status 0)"),
+            std::string::npos)
+      << f_.log();
+  EXPECT_EQ(f_.log().find("failed to read Wayland events"), std::string::npos) << f_.log();
 }
 
 TEST_F(Xwayland, XlogoIsComposedWhereItAskedToBe) {
