@@ -128,6 +128,11 @@ class Reader {
                                "'" + key + "' pattern must not be empty");
     return out;
   }
+  bool boolean(const toml::node& n, const std::string& key) const {
+    if (!n.is_boolean())
+      fail(n.source(), "'" + key + "' must be true or false, not " + std::string(type_name(n.type())));
+    return n.as_boolean()->get();
+  }
   [[noreturn]] void unknown(const toml::key& k, const std::string& where) const {
     fail(k.source(), "unknown key '" + std::string(k.str()) + "'" + where);
   }
@@ -177,6 +182,13 @@ class Reader {
       else unknown(k, " in [transfer] (known: default_mode, default_class)");
     }
   }
+  void xwayland(const toml::table& t, Config& cfg) const {
+    for (auto&& [k, v] : t) {
+      if (k == "enabled") cfg.xwayland_enabled = boolean(v, "enabled");
+      else if (k == "lazy") cfg.xwayland_lazy = boolean(v, "lazy");
+      else unknown(k, " in [xwayland] (known: enabled, lazy)");
+    }
+  }
   Rule rule(const toml::table& t) const {
     Rule r;
     r.where = pos(t.source());
@@ -205,11 +217,12 @@ class Reader {
       else if (k == "headless") headless(table(v, "headless"), cfg);
       else if (k == "gpu") gpu(table(v, "gpu"), cfg);
       else if (k == "transfer") transfer(table(v, "transfer"), cfg);
+      else if (k == "xwayland") xwayland(table(v, "xwayland"), cfg);
       else if (k == "rule") {
         if (!v.is_array_of_tables()) fail(v.source(), "'rule' must be written as [[rule]] tables");
         for (const auto& e : *v.as_array()) cfg.rules.push_back(rule(*e.as_table()));
       } else {
-        unknown(k, " (known tables: general, headless, gpu, transfer, rule)");
+        unknown(k, " (known tables: general, headless, gpu, transfer, xwayland, rule)");
       }
     }
     return cfg;

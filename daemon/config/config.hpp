@@ -77,6 +77,9 @@ struct Config {
   // [transfer]
   TransferMode default_transfer = TransferMode::automatic;
   AppClass default_class = AppClass::standard;
+  // [xwayland]
+  bool xwayland_enabled = true;  // offer an X11 display (DISPLAY) served by Xwayland
+  bool xwayland_lazy = true;     // start Xwayland on the first X11 connection, not at start-up
   // [[rule]], in file order.
   std::vector<Rule> rules;
 };

@@ -54,4 +54,12 @@ ClientInfo client_info_of_pid(pid_t pid, const std::string& proc_root) {
   return info;
 }
 
+std::string offload_env_of_pid(pid_t pid, const std::string& proc_root) {
+  if (auto v = environ_var(pid, "DRI_PRIME", proc_root); v && !v->empty() && *v != "0")
+    return "DRI_PRIME=" + *v;
+  if (auto nv = environ_var(pid, "__NV_PRIME_RENDER_OFFLOAD", proc_root); nv && *nv == "1")
+    return "__NV_PRIME_RENDER_OFFLOAD=1";
+  return "";
+}
+
 }  // namespace ferry::config

@@ -24,5 +24,8 @@ std::optional<std::string> environ_var(pid_t pid, std::string_view name,
                                        const std::string& proc_root = "/proc");
 // exe and tag (FERRY_TAG) of a process; app_id stays empty (it comes from xdg-shell).
 ClientInfo client_info_of_pid(pid_t pid, const std::string& proc_root = "/proc");
+// The PRIME offload variable in a process's initial environment, as "DRI_PRIME=VALUE"
+// (not 0) or "__NV_PRIME_RENDER_OFFLOAD=1"; empty when it has none.
+std::string offload_env_of_pid(pid_t pid, const std::string& proc_root = "/proc");
 
 }  // namespace ferry::config

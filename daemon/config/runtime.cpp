@@ -27,7 +27,10 @@ std::string socket_file_path() {
   return dir.empty() ? "" : dir + "/ferry/socket";
 }
 
-bool write_socket_file(std::string_view name, std::string* error) {
+namespace {
+
+// Writes one line to $XDG_RUNTIME_DIR/ferry/<file> atomically (temp file + rename).
+bool write_runtime_file(const char* file, std::string_view line, std::string* error) {
   std::string dir = runtime_dir();
   if (dir.empty()) {
     *error = "XDG_RUNTIME_DIR is not set";
@@ -38,11 +41,11 @@ bool write_socket_file(std::string_view name, std::string* error) {
     *error = dir + ": " + std::strerror(errno);
     return false;
   }
-  std::string path = dir + "/socket";
+  std::string path = dir + "/" + file;
   std::string tmp = path + ".tmp." + std::to_string(::getpid());
   {
     std::ofstream out(tmp, std::ios::trunc);
-    out << name << '\n';
+    out << line << '\n';
     if (!out.flush()) {
       *error = tmp + ": write failed";
       return false;
@@ -54,6 +57,35 @@ bool write_socket_file(std::string_view name, std::string* error) {
     return false;
   }
   return true;
+}
+
+}  // namespace
+
+bool write_socket_file(std::string_view name, std::string* error) {
+  return write_runtime_file("socket", name, error);
+}
+
+std::string display_file_path() {
+  std::string dir = runtime_dir();
+  return dir.empty() ? "" : dir + "/ferry/display";
+}
+
+bool write_display_file(std::string_view display, std::string* error) {
+  return write_runtime_file("display", display, error);
+}
+
+void remove_display_file() {
+  std::string path = display_file_path();
+  if (!path.empty()) ::unlink(path.c_str());
+}
+
+std::optional<std::string> read_display_file() {
+  std::string path = display_file_path();
+  if (path.empty()) return std::nullopt;
+  std::ifstream in(path);
+  std::string name;
+  if (!in || !std::getline(in, name) || name.empty()) return std::nullopt;
+  return name;
 }
 
 void remove_socket_file() {

@@ -5,6 +5,9 @@
 //   socket listens, and removes the file on exit.
 // - ferry-run uses $FERRY_SOCKET when set, else that file, checks the socket accepts
 //   connections, and starts the client with WAYLAND_DISPLAY set to it.
+// - When it offers an X11 display (Xwayland, [xwayland] enabled), ferryd writes the DISPLAY
+//   value (":N") as one line to $XDG_RUNTIME_DIR/ferry/display and removes it on exit;
+//   ferry-run then sets DISPLAY too, so X11 programs reach ferryd's Xwayland.
 // - ferry-run sets FERRY_TAG (matched by [[rule]] tag) and FERRY_GPU (discrete|integrated|
 //   auto: what the launch asked for) in the client's environment; ferryd reads them from
 //   /proc/PID/environ (config/peer.hpp).
@@ -26,6 +29,12 @@ std::string socket_file_path();
 bool write_socket_file(std::string_view name, std::string* error);
 // Removes the file; quiet when it is already gone.
 void remove_socket_file();
+// $XDG_RUNTIME_DIR/ferry/display and its writer, remover and reader (nullopt: ferryd
+// offers no X11 display).
+std::string display_file_path();
+bool write_display_file(std::string_view display, std::string* error);
+void remove_display_file();
+std::optional<std::string> read_display_file();
 // The name in the file; nullopt with *error (naming the path) when missing or empty.
 std::optional<std::string> read_socket_file(std::string* error);
 // $FERRY_SOCKET if set and non-empty, else read_socket_file().

@@ -33,6 +33,7 @@
 #include "render/renderer.hpp"
 #include "util/clock.hpp"
 #include "util/png.hpp"
+#include "xwayland/launcher.hpp"
 
 #include <drm_fourcc.h>
 
@@ -77,7 +78,8 @@ const char kHelp[] =
     "  --version               print the version and exit\n"
     "  --help                  print this help and exit\n"
     "\n"
-    "CLIENT, if given, is started with WAYLAND_DISPLAY set (no shell involved).\n";
+    "CLIENT, if given, is started with WAYLAND_DISPLAY set, and DISPLAY when ferryd offers\n"
+    "an X11 display (Xwayland; [xwayland] in the config). No shell is involved.\n";
 
 enum Opt {
   kBackend = 256, kSocket, kOutput, kConfig, kDisplayDevice, kRenderDevice, kLogLevel, kDoctor, kRunFor,
@@ -241,10 +243,12 @@ int on_signal(int signo, void* data) {
   return 0;
 }
 
-pid_t spawn_client(const std::vector<std::string>& argv, const std::string& socket) {
+pid_t spawn_client(const std::vector<std::string>& argv, const std::string& socket,
+                   const std::string& x11_display) {
   pid_t pid = fork();
   if (pid != 0) return pid;
   setenv("WAYLAND_DISPLAY", socket.c_str(), 1);
+  if (!x11_display.empty()) setenv("DISPLAY", x11_display.c_str(), 1);
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -387,7 +391,9 @@ int run_daemon(const CliOptions& cli) {
   if (cli.doctor) {
     gpu::DoctorOptions opts;
     opts.display_device = cli.display_device;
-    return gpu::run_doctor(opts, stdout);
+    int status = gpu::run_doctor(opts, stdout);
+    xwayland::print_doctor(stdout);
+    return status;
   }
   ensure_runtime_dir();
   raise_fd_limit();
@@ -458,7 +464,12 @@ int run_daemon(const CliOptions& cli) {
     log_error("%s", error.c_str());
     return 1;
   }
+  // X11 clients: the display sockets listen from here on (Xwayland starts on demand).
+  std::unique_ptr<xwayland::Xwayland> xwayland;
+  if (cfg->xwayland_enabled) xwayland = xwayland::Xwayland::create(server, cfg->xwayland_lazy);
   std::printf("ferryd: listening on WAYLAND_DISPLAY=%s\n", server.socket_name().c_str());
+  // The first line stays the Wayland one (scripts read it); both leave in one write.
+  if (xwayland) std::printf("ferryd: X11 clients: DISPLAY=%s\n", xwayland->display_name().c_str());
   std::fflush(stdout);
   std::string sock_err;
   if (!cli.private_instance && !config::write_socket_file(server.socket_name(), &sock_err))
@@ -544,7 +555,8 @@ int run_daemon(const CliOptions& cli) {
     sources.push_back(wl_event_loop_add_signal(server.loop(), s, on_signal, &st));
 
   if (!cli.client_argv.empty()) {
-    st.child = spawn_client(cli.client_argv, server.socket_name());
+    st.child = spawn_client(cli.client_argv, server.socket_name(),
+                            xwayland ? xwayland->display_name() : std::string());
     log_info("started client '%s' as pid %d", cli.client_argv[0].c_str(), int(st.child));
   }
   wl_event_source* timer = nullptr;
@@ -595,6 +607,8 @@ int run_daemon(const CliOptions& cli) {
   }
   notifier.stopping();
   if (!cli.private_instance) config::remove_socket_file();
+  if (xwayland && !cli.private_instance) config::remove_display_file();
+  xwayland.reset();
   if (timer) wl_event_source_remove(timer);
   for (auto* s : sources) wl_event_source_remove(s);
   wl_event_source_remove(hup_src);

@@ -57,13 +57,12 @@ void ServerControl::on_client_created(wl_listener* l, void* data) {
   uid_t uid;
   gid_t gid;
   wl_client_get_credentials(client, &e->pid, &uid, &gid);
+  // A client on a socketpair ferryd made (Xwayland) reports ferryd itself: not its program.
+  if (e->pid == ::getpid()) e->pid = 0;
   if (e->pid > 0) {
     e->info = config::client_info_of_pid(e->pid);
     // The usual PRIME offload variables (ferry-run sets DRI_PRIME to the render GPU).
-    if (auto v = config::environ_var(e->pid, "DRI_PRIME"); v && !v->empty() && *v != "0")
-      e->offload_env = "DRI_PRIME=" + *v;
-    else if (auto nv = config::environ_var(e->pid, "__NV_PRIME_RENDER_OFFLOAD"); nv && *nv == "1")
-      e->offload_env = "__NV_PRIME_RENDER_OFFLOAD=1";
+    e->offload_env = config::offload_env_of_pid(e->pid);
   }
   e->destroy.notify = [](wl_listener* dl, void* d) {
     ClientEntry* entry = wl_container_of(dl, entry, destroy);
@@ -151,20 +150,38 @@ std::string ServerControl::override_for(uint64_t surface_id, const std::string& 
   return {};
 }
 
+std::optional<View::Identity> ServerControl::identity_of(Surface& surface) const {
+  View* v = server_.scene().view_of(surface);
+  return v ? v->identity() : std::nullopt;
+}
+
 std::vector<bus::SurfaceInfo> ServerControl::surfaces() const {
   std::vector<bus::SurfaceInfo> out;
+  struct Entry {
+    Surface* surface;
+    wl_client* client;
+    std::string app_id, title;
+  };
+  std::vector<Entry> entries;
   for (XdgToplevel* t : xdg_toplevels(server_)) {
     XdgSurface* xs = t->xdg_surface();
     Surface* s = xs ? xs->surface() : nullptr;
-    if (!s) continue;
+    if (s) entries.push_back({s, t->client(), t->app_id(), t->title()});
+  }
+  // Views that are programs of their own (X11 windows), in stacking order.
+  for (View* v : server_.scene().views())
+    if (std::optional<View::Identity> id = v->identity())
+      entries.push_back({&v->surface(), v->surface().client(), id->app_id, id->title});
+  for (const Entry& e : entries) {
+    Surface* s = e.surface;
     bus::SurfaceInfo i;
     i.id = uint32_t(s->id());
-    i.client_id = client_id(t->client());
-    i.app_id = t->app_id();
-    i.title = t->title();
+    i.client_id = client_id(e.client);
+    i.app_id = e.app_id;
+    i.title = e.title;
     i.width = s->width();
     i.height = s->height();
-    i.override_mode = override_for(s->id(), t->app_id());
+    i.override_mode = override_for(s->id(), e.app_id);
     const SurfaceTransferPath* path = server_.transfer_path();
     std::optional<SurfaceTransferInfo> ti = path ? path->info(*s) : std::nullopt;
     if (ti) {
@@ -199,12 +216,17 @@ OffloadPolicy ServerControl::client_policy(wl_client* client, const config::Rule
                                           std::string* app_id) const {
   OffloadPolicy p;
   const config::Config* cfg = watcher_ ? &watcher_->current() : nullptr;
-  config::ClientInfo info = client_info(client);
+  // An X11 window is its program, not Xwayland (the wl_client of every X window).
+  std::optional<View::Identity> program = identity_of(surface);
+  config::ClientInfo info =
+      program ? config::ClientInfo{program->app_id, program->exe, program->tag} : client_info(client);
   const config::Rule* rule = cfg ? config::match_rule(*cfg, info) : nullptr;
   if (rule_out) *rule_out = rule;
   if (app_id) *app_id = info.app_id;
   auto entry = clients_.find(client);
-  const std::string env = entry != clients_.end() ? entry->second->offload_env : std::string();
+  const std::string env = program ? program->offload_env
+                          : entry != clients_.end() ? entry->second->offload_env
+                                                    : std::string();
   if (rule && rule->gpu == config::GpuChoice::integrated) {
     p.reason = "local: " + rule->describe() + " says gpu = \"integrated\"";
   } else if (rule && rule->gpu == config::GpuChoice::discrete) {

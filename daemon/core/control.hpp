@@ -6,11 +6,13 @@
 #include <wayland-server-core.h>
 
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "bus/control_model.hpp"
+#include "core/scene.hpp"
 #include "core/transfer_path.hpp"
 #include "config/config.hpp"
 #include "gpu/gpu.hpp"
@@ -54,6 +56,8 @@ class ServerControl final : public bus::ControlModel {
                               std::string* app_id) const;
   static void on_client_created(wl_listener* l, void* data);
   std::string override_for(uint64_t surface_id, const std::string& app_id) const;
+  // The program behind a surface whose view speaks for itself (an X11 window), else nullopt.
+  std::optional<View::Identity> identity_of(Surface& surface) const;
 
   Server& server_;
   config::ConfigWatcher* watcher_;

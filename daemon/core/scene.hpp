@@ -3,8 +3,12 @@
 // root of a surface tree (subsurfaces). Produces the draw list for an output and answers
 // "which surface is under this point". Main thread only; owned by the Server.
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <functional>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "util/listener.hpp"
@@ -41,6 +45,17 @@ class View {
   virtual void set_activated(bool) {}
   // Whether this view may take keyboard focus (popups do not).
   virtual bool wants_focus() const { return parent_ == nullptr; }
+  // Views whose program is not their wl_client (X11 windows: all on Xwayland's one
+  // connection) say who they are, as rules and ferryctl see a client: app_id, title, and
+  // what /proc says of the program's pid (exe, FERRY_TAG, PRIME offload variable). nullopt:
+  // the client is the program and xdg-shell says the rest.
+  struct Identity {
+    std::string app_id, title;
+    pid_t pid = 0;          // 0: unknown
+    std::string exe, tag;   // empty: unknown / not set
+    std::string offload_env;  // "DRI_PRIME=1" etc.; empty: none
+  };
+  virtual std::optional<Identity> identity() const { return std::nullopt; }
 
  private:
   Scene& scene_;

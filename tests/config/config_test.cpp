@@ -82,6 +82,18 @@ scanout = "direct"
   EXPECT_EQ(r.describe(), "rule 'steam games' (test.toml:18:1)");
 }
 
+TEST(ConfigParse, XwaylandTable) {
+  std::string error;
+  auto def = parse_config("", "test.toml", &error);
+  ASSERT_TRUE(def) << error;
+  EXPECT_TRUE(def->xwayland_enabled);
+  EXPECT_TRUE(def->xwayland_lazy);
+  auto cfg = parse_config("[xwayland]\nenabled = false\nlazy = false\n", "test.toml", &error);
+  ASSERT_TRUE(cfg) << error;
+  EXPECT_FALSE(cfg->xwayland_enabled);
+  EXPECT_FALSE(cfg->xwayland_lazy);
+}
+
 TEST(ConfigParse, EnumNamesRoundTrip) {
   // The transfer mode is transfer/mode.hpp's vocabulary; config parses the same names.
   for (auto v : {TransferMode::automatic, TransferMode::rgb, TransferMode::nv12, TransferMode::p010,
@@ -203,7 +215,11 @@ TEST(ConfigErrors, ExactPositions) {
             "test.toml:1:11: 'general' must be a table, not an integer");
   EXPECT_EQ(parse_error("[colours]\n"),
             "test.toml:1:2: unknown key 'colours' (known tables: general, headless, gpu, "
-            "transfer, rule)");
+            "transfer, xwayland, rule)");
+  EXPECT_EQ(parse_error("[xwayland]\nenabled = \"yes\"\n"),
+            "test.toml:2:11: 'enabled' must be true or false, not a string");
+  EXPECT_EQ(parse_error("[xwayland]\nlasy = true\n"),
+            "test.toml:2:1: unknown key 'lasy' in [xwayland] (known: enabled, lazy)");
   EXPECT_EQ(parse_error("[headless]\noutputs = [\"1920x1080@60\", \"big\"]\n"),
             "test.toml:2:28: output mode must look like \"1920x1080@60\", not \"big\"");
 }

@@ -1,11 +1,16 @@
 // ferryd --doctor against a fake sysfs tree and against this machine.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 
 #include "fake_sysfs.hpp"
 #include "gpu/doctor.hpp"
+#include "xwayland/launcher.hpp"
 
 namespace ferry::gpu {
 namespace {
@@ -90,6 +95,34 @@ TEST(Doctor, MachineWithoutGpu) {
   EXPECT_TRUE(has(text, "  surfaceless platform (headless backend, tests):\n")) << text;
   EXPECT_TRUE(has(text, "    [ok]      GLES 3.1 compute\n")) << text;
   EXPECT_TRUE(has(text, "    [ok]      EGL_KHR_fence_sync\n")) << text;
+}
+
+// The Xwayland section looks in PATH, as ferryd does when it starts Xwayland.
+TEST(Doctor, XwaylandFoundInPathOrNot) {
+  std::string dir =
+      std::filesystem::temp_directory_path() / ("ferry-doctor-xw-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::string saved = std::getenv("PATH") ? std::getenv("PATH") : "";
+  auto section = [] {
+    char* buf = nullptr;
+    size_t len = 0;
+    FILE* out = ::open_memstream(&buf, &len);
+    xwayland::print_doctor(out);
+    std::fclose(out);
+    std::string text(buf, len);
+    std::free(buf);
+    return text;
+  };
+  ::setenv("PATH", dir.c_str(), 1);
+  std::string missing = section();
+  std::ofstream(dir + "/Xwayland") << "#!/bin/sh\n";
+  ::chmod((dir + "/Xwayland").c_str(), 0755);
+  std::string found = section();
+  ::setenv("PATH", saved.c_str(), 1);
+  std::filesystem::remove_all(dir);
+  EXPECT_TRUE(has(missing, "== X11 clients (Xwayland)")) << missing;
+  EXPECT_TRUE(has(missing, "will NOT work: no Xwayland in PATH")) << missing;
+  EXPECT_TRUE(has(found, "will work: " + dir + "/Xwayland")) << found;
 }
 
 }  // namespace

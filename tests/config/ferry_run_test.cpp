@@ -184,6 +184,21 @@ TEST(FerryRun, NoGpuStillWorks) {
             std::string::npos) << r.err;
 }
 
+TEST(FerryRun, DisplayFileGivesX11ProgramsDisplay) {
+  World w;
+  w.start_ferryd();
+  // ferryd offering an X11 display records it next to the socket name.
+  std::ofstream(w.runtime() + "/ferry/display") << ":7\n";
+  Result r = w.run({"--print-env", "--", "xlogo"}, {{"DISPLAY", ":99"}});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "WAYLAND_DISPLAY=ferry-test\nDISPLAY=:7\nFERRY_TAG=xlogo\nFERRY_GPU=discrete\n"
+                   "exec xlogo\n");
+  // Without the file (ferryd offers no X11 display) DISPLAY is left alone.
+  std::filesystem::remove(w.runtime() + "/ferry/display");
+  r = w.run({"--print-env", "--", "xlogo"}, {{"DISPLAY", ":99"}});
+  EXPECT_EQ(r.out.find("DISPLAY=:"), std::string::npos) << r.out;
+}
+
 TEST(FerryRun, RuleFromConfigChoosesGpu) {
   World w;
   w.sysfs().hybrid_laptop("amdgpu");

@@ -143,6 +143,11 @@ bool Ferryd::start(const std::vector<std::string>& args, const std::vector<std::
     ADD_FAILURE() << "ferryd did not report '" << want << "'; log:\n" << log();
     return false;
   }
+  // Printed right after the Wayland line (same write) when ferryd offers an X11 display.
+  std::string text = log();
+  const std::string x11 = "X11 clients: DISPLAY=";
+  if (size_t at = text.find(x11); at != std::string::npos)
+    x11_display_ = text.substr(at + x11.size(), text.find('\n', at) - at - x11.size());
   return true;
 }
 
@@ -172,7 +177,9 @@ int Ferryd::stop() {
 }
 
 std::vector<std::string> Ferryd::client_env() const {
-  return {"XDG_RUNTIME_DIR=" + dir_.path(), "WAYLAND_DISPLAY=" + socket_};
+  std::vector<std::string> env = {"XDG_RUNTIME_DIR=" + dir_.path(), "WAYLAND_DISPLAY=" + socket_};
+  if (!x11_display_.empty()) env.push_back("DISPLAY=" + x11_display_);
+  return env;
 }
 
 Child Ferryd::run_client(const std::vector<std::string>& argv, const std::string& name) {

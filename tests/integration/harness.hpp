@@ -64,6 +64,8 @@ class Ferryd {
   ~Ferryd();
 
   const std::string& socket() const { return socket_; }
+  // DISPLAY of ferryd's X11 display (":N"); empty when it offers none.
+  const std::string& x11_display() const { return x11_display_; }
   const std::string& runtime_dir() const { return dir_.path(); }
   std::string socket_path() const { return dir_.path() + "/" + socket_; }
   pid_t pid() const { return proc_.pid(); }
@@ -76,7 +78,7 @@ class Ferryd {
   int stop();
   std::string log() const { return proc_.log(); }
 
-  // Environment for clients of this daemon.
+  // Environment for clients of this daemon (DISPLAY too when it offers X11).
   std::vector<std::string> client_env() const;
   Child run_client(const std::vector<std::string>& argv, const std::string& name);
   // Runs a client to completion (timeout) and returns its exit status and output.
@@ -89,6 +91,7 @@ class Ferryd {
  private:
   TempDir dir_;
   std::string socket_;
+  std::string x11_display_;
   Child proc_;
   int clients_ = 0;
 };

@@ -25,6 +25,7 @@ struct LaunchRequest {
   std::string wayland_display;  // ferryd's socket name
   std::string tag;              // empty: no FERRY_TAG
   std::vector<std::string> argv;
+  std::string x11_display;      // ferryd's Xwayland DISPLAY; empty: DISPLAY left as it is
 };
 
 // 'gpus' must have roles assigned (gpu::assign_roles). Discrete: the render GPU when it

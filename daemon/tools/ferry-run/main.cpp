@@ -233,7 +233,8 @@ int main(int argc, char** argv) {
   if (!ferry::gpu::assign_roles(gpus, overrides, &error))
     std::fprintf(stderr, "ferry-run: note: %s\n", error.c_str());
 
-  ferry::run::LaunchPlan plan = ferry::run::plan_launch({choice, *socket, tag, cmd}, gpus);
+  ferry::run::LaunchPlan plan = ferry::run::plan_launch(
+      {choice, *socket, tag, cmd, ferry::config::read_display_file().value_or("")}, gpus);
   for (const auto& n : plan.notes) std::fprintf(stderr, "ferry-run: note: %s\n", n.c_str());
   if (print_env) {
     std::fprintf(stderr, "ferry-run: GPU %s (from %s)\n", ferry::config::to_string(choice), why.c_str());

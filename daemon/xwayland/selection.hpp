@@ -1,0 +1,78 @@
+#pragma once
+// The CLIPBOARD bridge between X11 and Wayland clients (text), run by the WM (xwm.hpp).
+//
+// X → Wayland: XFixes reports a new CLIPBOARD owner; the bridge asks it for TARGETS and
+// makes the seat's selection an XSelectionSource offering their MIME types. A Wayland
+// client's paste (send(mime, fd)) converts the selection into a property of the bridge's
+// window and writes the bytes to the client's fd from the event loop.
+// Wayland → X: when the seat's selection is a Wayland source, the bridge's window owns
+// CLIPBOARD; an X client's SelectionRequest (TARGETS, UTF8_STRING, STRING, TEXT or a MIME
+// atom) is answered by reading the source's pipe to its end and writing the property.
+// Limits: transfers larger than one X request (xcb_get_maximum_request_length; 16 MiB
+// with BIG-REQUESTS) and the INCR protocol are refused with a log line.
+//
+// Main thread only. Owned by the Wm; dies with it.
+
+#include <xcb/xcb.h>
+
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/seat.hpp"
+#include "util/listener.hpp"
+#include "util/unique_fd.hpp"
+
+struct wl_event_source;
+
+namespace ferry::xwayland {
+
+class Wm;
+class XSelectionSource;
+
+class SelectionBridge {
+ public:
+  explicit SelectionBridge(Wm& wm);
+  ~SelectionBridge();
+  SelectionBridge(const SelectionBridge&) = delete;
+  SelectionBridge& operator=(const SelectionBridge&) = delete;
+
+  // Handles the event if it is a selection event; false otherwise.
+  bool handle(xcb_generic_event_t* ev);
+  // A Wayland client asked the X selection for 'mime' (XSelectionSource::send).
+  void request_from_x(const std::string& mime, UniqueFd fd);
+
+ private:
+  struct Outgoing;   // bytes from X on their way to a Wayland client's fd
+  struct Incoming;   // bytes from a Wayland source on their way to an X requestor
+  void owner_changed(xcb_window_t owner, xcb_timestamp_t time);
+  void selection_notify(xcb_selection_notify_event_t* ev);
+  void selection_request(xcb_selection_request_event_t* ev);
+  void wayland_selection_changed();
+  void start_next_conversion();
+  void finish_incoming(Incoming* in, bool ok);
+  void refuse(const xcb_selection_request_event_t& req);
+  xcb_atom_t atom(const std::string& name);
+  std::string atom_name(xcb_atom_t a);
+
+  Wm& wm_;
+  xcb_connection_t* conn_;
+  xcb_window_t window_ = 0;
+  uint8_t xfixes_event_base_ = 0;
+  xcb_atom_t clipboard_, targets_, utf8_, string_, text_, incr_, property_;
+  bool own_clipboard_ = false;  // our window owns CLIPBOARD for a Wayland source
+  std::unique_ptr<XSelectionSource> x_source_;  // the X owner, as the seat's selection
+  // Pastes from X waiting to be converted, oldest first; the front one is in flight.
+  struct Conversion {
+    xcb_atom_t target;
+    UniqueFd fd;
+  };
+  std::deque<Conversion> conversions_;
+  bool converting_ = false;
+  std::vector<std::unique_ptr<Outgoing>> outgoing_;
+  std::vector<std::unique_ptr<Incoming>> incoming_;
+  Listener seat_selection_;
+};
+
+}  // namespace ferry::xwayland

@@ -1,0 +1,117 @@
+#pragma once
+// One X11 window the WM tracks (xwm.hpp), and the View it becomes in ferry's scene once it
+// is mapped and Xwayland named its wl_surface. Main thread only; owned by the Wm.
+
+#include <sys/types.h>
+#include <xcb/xcb.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "config/config.hpp"
+#include "core/scene.hpp"
+#include "util/listener.hpp"
+
+namespace ferry {
+class Surface;
+}
+
+namespace ferry::xwayland {
+
+class Wm;
+class Window;
+
+class WindowView final : public View {
+ public:
+  WindowView(Scene& scene, Surface& root, Window& window);
+  const char* kind() const override { return "xwayland"; }
+  void set_activated(bool activated) override;
+  bool wants_focus() const override;
+  std::optional<Identity> identity() const override;
+  Window& window() const { return window_; }
+
+ private:
+  Window& window_;
+};
+
+class Window {
+ public:
+  Window(Wm& wm, xcb_window_t id, bool override_redirect, int32_t x, int32_t y, int32_t w,
+         int32_t h);
+  ~Window();
+  Window(const Window&) = delete;
+  Window& operator=(const Window&) = delete;
+
+  Wm& wm() const { return wm_; }
+  xcb_window_t id() const { return id_; }
+  bool override_redirect() const { return override_redirect_; }
+  void set_override_redirect(bool o) { override_redirect_ = o; }
+  int32_t x() const { return x_; }
+  int32_t y() const { return y_; }
+  int32_t width() const { return w_; }
+  int32_t height() const { return h_; }
+  // Geometry as the X server reports it (ConfigureNotify); moves the view.
+  void set_geometry(int32_t x, int32_t y, int32_t w, int32_t h);
+  bool fullscreen() const { return fullscreen_; }
+  bool managed() const { return managed_; }  // mapped through MapRequest, not withdrawn
+  WindowView* view() const { return view_.get(); }
+  Surface* surface() const { return surface_; }
+  const std::string& app_id() const { return app_id_; }
+  const std::string& title() const { return title_; }
+  pid_t pid() const { return pid_; }
+  // exe and FERRY_TAG of the owning program (app_id empty), and its offload variable.
+  const config::ClientInfo& program() const { return program_; }
+  const std::string& offload_env() const { return offload_env_; }
+  xcb_window_t transient_for() const { return transient_for_; }
+
+  // Reads WM_CLASS, names, WM_PROTOCOLS, WM_HINTS, WM_NORMAL_HINTS, WM_TRANSIENT_FOR and
+  // the owner's pid (one round trip each, at map time and on PropertyNotify).
+  void read_properties();
+  void property_changed(xcb_atom_t atom);
+  // MapRequest: places the window (fullscreen when _NET_WM_STATE asks), sets WM_STATE,
+  // maps it and raises it.
+  void manage();
+  // ConfigureRequest of a client (value_mask and values as in the event).
+  void configure_request(const xcb_configure_request_event_t& ev);
+  // The X server mapped / unmapped the window.
+  void x_mapped(bool mapped);
+  // Xwayland named the window's wl_surface.
+  void set_surface(Surface* surface);
+  // _NET_WM_STATE client message / property: fullscreen on (true) or off.
+  void set_fullscreen(bool on);
+  // Asks the client to close: WM_DELETE_WINDOW when it takes it, else XKillClient.
+  void close();
+  // Focus from the seat.
+  void focus_in();
+  bool takes_input() const { return input_hint_ || take_focus_; }
+
+ private:
+  void update_view();       // creates, maps or unmaps the view as state requires
+  void send_configure();    // ConfigureWindow with the current geometry + synthetic notify
+  void write_net_wm_state();
+  void read_pid();
+  void read_pid_from_x();
+
+  Wm& wm_;
+  xcb_window_t id_;
+  bool override_redirect_;
+  int32_t x_, y_, w_, h_;
+  bool mapped_ = false;  // by the X server
+  bool managed_ = false; // through MapRequest
+  bool fullscreen_ = false;
+  int32_t saved_x_ = 0, saved_y_ = 0, saved_w_ = 0, saved_h_ = 0;
+  std::string app_id_, title_;
+  pid_t pid_ = 0;
+  config::ClientInfo program_;
+  std::string offload_env_;
+  xcb_window_t transient_for_ = 0;
+  bool delete_window_ = false, take_focus_ = false, input_hint_ = true;
+  bool position_hint_ = false;  // USPosition or PPosition in WM_NORMAL_HINTS
+
+  Surface* surface_ = nullptr;
+  std::unique_ptr<WindowView> view_;
+  Listener surface_destroy_, surface_commit_;
+};
+
+}  // namespace ferry::xwayland
