@@ -212,12 +212,11 @@ std::vector<bus::SurfaceInfo> ServerControl::surfaces() const {
   return out;
 }
 
-OffloadPolicy ServerControl::client_policy(wl_client* client, const config::Rule** rule_out,
+OffloadPolicy ServerControl::client_policy(wl_client* client, const View::Identity* program,
+                                          const config::Rule** rule_out,
                                           std::string* app_id) const {
   OffloadPolicy p;
   const config::Config* cfg = watcher_ ? &watcher_->current() : nullptr;
-  // An X11 window is its program, not Xwayland (the wl_client of every X window).
-  std::optional<View::Identity> program = identity_of(surface);
   config::ClientInfo info =
       program ? config::ClientInfo{program->app_id, program->exe, program->tag} : client_info(client);
   const config::Rule* rule = cfg ? config::match_rule(*cfg, info) : nullptr;
@@ -242,13 +241,15 @@ OffloadPolicy ServerControl::client_policy(wl_client* client, const config::Rule
 }
 
 bool ServerControl::client_offloaded(wl_client* client) const {
-  return client_policy(client, nullptr, nullptr).offloaded;
+  return client_policy(client, nullptr, nullptr, nullptr).offloaded;
 }
 
 OffloadPolicy ServerControl::offload_policy(Surface& surface) const {
   const config::Rule* rule = nullptr;
   std::string app_id;
-  OffloadPolicy p = client_policy(surface.client(), &rule, &app_id);
+  // An X11 window is its program, not Xwayland (the wl_client of every X window).
+  std::optional<View::Identity> program = identity_of(surface);
+  OffloadPolicy p = client_policy(surface.client(), program ? &*program : nullptr, &rule, &app_id);
   if (!p.offloaded) return p;
   if (const config::Config* cfg = watcher_ ? &watcher_->current() : nullptr) {
     if (cfg->default_transfer != TransferMode::automatic) p.manual = cfg->default_transfer;

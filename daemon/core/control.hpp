@@ -50,10 +50,11 @@ class ServerControl final : public bus::ControlModel {
 
  private:
   struct ClientEntry;
-  // The rule and environment part of offload_policy; *rule_out and *app_id (may be null)
-  // get the matching rule and the client's app_id.
-  OffloadPolicy client_policy(wl_client* client, const config::Rule** rule_out,
-                              std::string* app_id) const;
+  // The rule and environment part of offload_policy, for 'client' or, when 'program' is
+  // set, for that program (an X11 window's, not Xwayland's); *rule_out and *app_id (may be
+  // null) get the matching rule and the app_id.
+  OffloadPolicy client_policy(wl_client* client, const View::Identity* program,
+                              const config::Rule** rule_out, std::string* app_id) const;
   static void on_client_created(wl_listener* l, void* data);
   std::string override_for(uint64_t surface_id, const std::string& app_id) const;
   // The program behind a surface whose view speaks for itself (an X11 window), else nullopt.
