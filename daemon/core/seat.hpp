@@ -1,8 +1,9 @@
 #pragma once
-// wl_seat with pointer and keyboard, fed by an InputSource (libinput in a later issue; tests
-// and a wlcs module inject events through FakeInput). Focus: the pointer focus is the topmost
-// surface under the cursor (input regions); the keyboard focus follows the activated
-// toplevel (newly mapped toplevels and clicked ones get it).
+// wl_seat with pointer, keyboard and touch, fed by an InputSource (libinput in a later issue;
+// tests and the wlcs module inject events through FakeInput). Focus: the pointer focus is the
+// topmost surface under the cursor (input regions); the keyboard focus follows the activated
+// toplevel (newly mapped toplevels and clicked or touched ones get it). A touch point stays
+// with the surface it went down on until up, and lifts (up + frame) if that surface dies.
 //
 // Main thread only. Owned by the Server. The Seat is the model and sends the input events;
 // protocol/wl_seat.cpp creates the wl_seat global and the wl_pointer/wl_keyboard resources
@@ -35,6 +36,16 @@ class InputSink {
   virtual void pointer_button(uint32_t time_ms, uint32_t button, bool pressed) = 0;
   virtual void pointer_axis(uint32_t time_ms, bool horizontal, double value) = 0;
   virtual void keyboard_key(uint32_t time_ms, uint32_t key, bool pressed) = 0;
+  // Touch: points by device-unique id, in layout coordinates; a frame ends each group of
+  // point events; cancel ends every point (the compositor took the gesture). A source
+  // announces its touch devices so the seat can advertise the touch capability.
+  virtual void touch_device_added() {}
+  virtual void touch_device_removed() {}
+  virtual void touch_down(uint32_t time_ms, int32_t id, double x, double y) {}
+  virtual void touch_motion(uint32_t time_ms, int32_t id, double x, double y) {}
+  virtual void touch_up(uint32_t time_ms, int32_t id) {}
+  virtual void touch_frame() {}
+  virtual void touch_cancel() {}
 };
 
 // Something that can be the seat's selection (wl_data_source today; primary selection or a
@@ -76,6 +87,13 @@ class Seat final : public InputSink {
   void pointer_button(uint32_t time_ms, uint32_t button, bool pressed) override;
   void pointer_axis(uint32_t time_ms, bool horizontal, double value) override;
   void keyboard_key(uint32_t time_ms, uint32_t key, bool pressed) override;
+  void touch_device_added() override;
+  void touch_device_removed() override;
+  void touch_down(uint32_t time_ms, int32_t id, double x, double y) override;
+  void touch_motion(uint32_t time_ms, int32_t id, double x, double y) override;
+  void touch_up(uint32_t time_ms, int32_t id) override;
+  void touch_frame() override;
+  void touch_cancel() override;
 
   // Pointer. Position in layout coordinates, clamped to the outputs.
   double pointer_x() const { return x_; }
@@ -102,6 +120,12 @@ class Seat final : public InputSink {
   // Activates 'view' (must be mapped; null clears) and moves the keyboard focus to it.
   void focus_view(View* view);
 
+  // Touch. The capability is advertised while a touch device exists; get_touch is a
+  // missing_capability error only if the seat never had one (wl_seat spec).
+  bool ever_had_touch() const { return ever_had_touch_; }
+  // The surface a touch point went down on (null if none or the point is unknown).
+  Surface* touch_focus(int32_t id) const;
+
   // Selection (clipboard). The last serial wins; an older serial is ignored.
   SelectionSource* selection() const { return selection_; }
   void set_selection(SelectionSource* source, uint32_t serial);
@@ -110,6 +134,7 @@ class Seat final : public InputSink {
   void add_seat_resource(wl_resource* r) { seats_.push_back(r); }
   void add_pointer(wl_resource* r);   // sends enter if its client has the focus
   void add_keyboard(wl_resource* r);  // sends keymap, repeat_info, and enter if focused
+  void add_touch(wl_resource* r) { touch_resources_.push_back(r); }
   void remove_resource(wl_resource* r);
 
   // Emitted before wl_keyboard.enter goes out (wl_data_device.selection must precede it).
@@ -128,12 +153,14 @@ class Seat final : public InputSink {
   void send_pointer_enter(wl_resource* pointer, uint32_t serial);
   View* next_focus_candidate(const View* excluded, const Surface* dying) const;
   void clamp_to_outputs(double* x, double* y) const;
+  void send_capabilities();
+  void end_touch_point(size_t index);
 
   Server& server_;
   std::string name_ = "seat0";
   wl_global* global_ = nullptr;
   std::unique_ptr<KeyboardState> keyboard_;
-  std::vector<wl_resource*> seats_, pointers_, keyboards_;
+  std::vector<wl_resource*> seats_, pointers_, keyboards_, touch_resources_;
 
   double x_ = 0, y_ = 0;
   Surface* pointer_focus_ = nullptr;
@@ -150,6 +177,17 @@ class Seat final : public InputSink {
   View* focused_view_ = nullptr;
   Surface* keyboard_focus_ = nullptr;
   Listener keyboard_focus_destroy_;
+
+  // A touch point lives from down to up/cancel; it stays with the surface it went down on.
+  struct TouchPoint {
+    int32_t id = 0;
+    Surface* surface = nullptr;  // null once that surface is destroyed
+    Listener surface_destroy;
+  };
+  std::vector<std::unique_ptr<TouchPoint>> touch_points_;
+  std::vector<wl_client*> touch_frame_clients_;  // clients owed a wl_touch.frame
+  int touch_devices_ = 0;
+  bool ever_had_touch_ = false;
 
   SelectionSource* selection_ = nullptr;
   uint32_t selection_serial_ = 0;
