@@ -83,6 +83,9 @@ class Scene {
 
   wl_signal on_view_mapped;    // data: View*
   wl_signal on_view_unmapped;  // data: View*; also emitted when a mapped view is destroyed
+  // After surface_committed: the surface may have moved, resized, (un)mapped or restacked
+  // its subsurfaces, so what lies under the pointer may have changed. data: Surface*
+  wl_signal on_surface_committed;
 
  private:
   void collect_tree(Surface& s, int32_t x, int32_t y, std::vector<SceneItem>& out) const;

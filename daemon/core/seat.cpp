@@ -50,6 +50,9 @@ Seat::Seat(Server& server, std::unique_ptr<KeyboardState> keyboard)
     }
     rebase_pointer();
   });
+  // The scene changed under a still pointer: re-pick the focus (enter/leave, motion).
+  surface_committed_.connect(&server_.scene().on_surface_committed,
+                             [this](void*) { rebase_pointer(); });
   // wl_display_destroy frees the global itself.
   display_destroy_.set_callback([this](void*) { global_ = nullptr; });
   wl_display_add_destroy_listener(server_.display(), display_destroy_.raw());

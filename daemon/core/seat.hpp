@@ -193,7 +193,7 @@ class Seat final : public InputSink {
   uint32_t selection_serial_ = 0;
   Listener selection_destroy_;
 
-  Listener view_mapped_, view_unmapped_, display_destroy_;
+  Listener view_mapped_, view_unmapped_, surface_committed_, display_destroy_;
 };
 
 std::unique_ptr<Seat> create_seat(Server& server);

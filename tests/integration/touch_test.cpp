@@ -1,4 +1,5 @@
-// In-process seat tests (fixture in seat_fixture.hpp): wl_touch from a fake touchscreen.
+// In-process seat tests (fixture in seat_fixture.hpp): wl_touch from a fake touchscreen,
+// and what lies under the pointer after commits (unmapped subsurfaces).
 
 #include "seat_fixture.hpp"
 
@@ -130,6 +131,57 @@ TEST_F(TouchTest, PointLiftsWhenItsSurfaceIsDestroyed) {
   input_->touch_up(1);
   settle();
   EXPECT_TRUE(c.touch_events.empty());
+}
+
+TEST_F(TouchTest, UnmappedSubsurfaceHidesItsChildrenAndThePointerFocusFollowsCommits) {
+  Client& c = connect();
+  wl_pointer* p = c.track(wl_seat_get_pointer(c.seat));
+  wl_pointer_add_listener(p, &pointer_listener, &c);
+  ASSERT_NE(c.subcompositor, nullptr);
+  auto win = map_window(c, 200, 200);
+  Surface* root = last_server_surface();
+  // Subsurface A at (10,10) with a child B at A's (0,0); both 50x50, desync.
+  wl_surface* a = c.track(wl_compositor_create_surface(c.compositor));
+  wl_subsurface* sub_a = c.track(wl_subcompositor_get_subsurface(c.subcompositor, a, win->surface));
+  wl_subsurface_set_desync(sub_a);
+  wl_subsurface_set_position(sub_a, 10, 10);
+  wl_surface* b = c.track(wl_compositor_create_surface(c.compositor));
+  ASSERT_TRUE(roundtrip(c));  // the server has the surface now
+  Surface* sb = last_server_surface();
+  wl_subsurface* sub_b = c.track(wl_subcompositor_get_subsurface(c.subcompositor, b, a));
+  wl_subsurface_set_desync(sub_b);
+  wl_surface_attach(b, make_buffer(c, 50, 50, 0xff00ff00), 0, 0);
+  wl_surface_commit(b);
+  wl_surface_attach(a, make_buffer(c, 50, 50, 0xffff0000), 0, 0);
+  wl_surface_commit(a);
+  wl_surface_commit(win->surface);
+  ASSERT_TRUE(roundtrip(c));
+
+  int32_t rx, ry;
+  ASSERT_TRUE(origin_of(root, &rx, &ry));
+  input_->move_to(rx + 15, ry + 15);
+  settle();
+  ASSERT_EQ(server_->seat().pointer_focus(), sb);
+
+  // A null buffer unmaps A, and B with it: the root is under the still pointer now, and
+  // the client hears so at once (leave B, enter root at (15,15)), without any motion.
+  c.pointer_events.clear();
+  wl_surface_attach(a, nullptr, 0, 0);
+  wl_surface_commit(a);
+  settle();
+  double sx, sy;
+  EXPECT_EQ(server_->scene().surface_at(rx + 15, ry + 15, &sx, &sy), root);
+  int32_t bx, by;
+  EXPECT_FALSE(origin_of(sb, &bx, &by));
+  EXPECT_EQ(server_->seat().pointer_focus(), root);
+  auto leaves = only(c.pointer_events, "leave");
+  auto enters = only(c.pointer_events, "enter");
+  ASSERT_EQ(leaves.size(), 1u);
+  EXPECT_EQ(leaves[0].surface, b);
+  ASSERT_EQ(enters.size(), 1u);
+  EXPECT_EQ(enters[0].surface, win->surface);
+  EXPECT_EQ(enters[0].x, 15.0);
+  EXPECT_EQ(enters[0].y, 15.0);
 }
 
 }  // namespace
