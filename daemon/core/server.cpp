@@ -105,6 +105,7 @@ bool Server::init(std::string* error) {
   create_subcompositor_global(*this);
   create_shm_global(*this);
   create_xdg_shell_global(*this);
+  create_wl_shell_global(*this);
   create_presentation_global(*this);
   create_viewporter_global(*this);
   create_data_device_global(*this);

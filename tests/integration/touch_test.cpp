@@ -1,5 +1,6 @@
 // In-process seat tests (fixture in seat_fixture.hpp): wl_touch from a fake touchscreen,
-// and what lies under the pointer after commits (unmapped subsurfaces).
+// what lies under the pointer after commits (unmapped subsurfaces, moved windows), and
+// wl_shell windows.
 
 #include "seat_fixture.hpp"
 
@@ -182,6 +183,63 @@ TEST_F(TouchTest, UnmappedSubsurfaceHidesItsChildrenAndThePointerFocusFollowsCom
   EXPECT_EQ(enters[0].surface, win->surface);
   EXPECT_EQ(enters[0].x, 15.0);
   EXPECT_EQ(enters[0].y, 15.0);
+}
+
+TEST_F(TouchTest, WlShellToplevelMapsTakesFocusAndTransientInactiveDoesNot) {
+  Client& c = connect();
+  ASSERT_NE(c.shell, nullptr);
+  wl_keyboard* kb = c.track(wl_seat_get_keyboard(c.seat));
+  wl_keyboard_add_listener(kb, &keyboard_listener, &c);
+  wl_surface* s = c.track(wl_compositor_create_surface(c.compositor));
+  ASSERT_TRUE(roundtrip(c));  // the server has the surface now
+  Surface* server_s = last_server_surface();
+  wl_shell_surface* ss = c.track(wl_shell_get_shell_surface(c.shell, s));
+  wl_shell_surface_set_toplevel(ss);
+  wl_surface_attach(s, make_buffer(c, 120, 80, 0xff112233), 0, 0);
+  wl_surface_commit(s);
+  settle();
+  View* v = server_->scene().view_of(*server_s);
+  ASSERT_NE(v, nullptr);
+  EXPECT_TRUE(v->mapped());
+  EXPECT_STREQ(v->kind(), "wl_shell_surface");
+  EXPECT_EQ(server_->seat().keyboard_focus(), server_s);
+  ASSERT_EQ(only(c.keyboard_events, "enter").size(), 1u);
+  EXPECT_EQ(only(c.keyboard_events, "enter")[0].surface, s);
+
+  // An inactive transient sits at (20,30) from its parent and leaves the focus alone.
+  wl_surface* t = c.track(wl_compositor_create_surface(c.compositor));
+  ASSERT_TRUE(roundtrip(c));  // the server has the surface now
+  Surface* server_t = last_server_surface();
+  wl_shell_surface* ts = c.track(wl_shell_get_shell_surface(c.shell, t));
+  wl_shell_surface_set_transient(ts, s, 20, 30, WL_SHELL_SURFACE_TRANSIENT_INACTIVE);
+  wl_surface_attach(t, make_buffer(c, 40, 40, 0xff445566), 0, 0);
+  wl_surface_commit(t);
+  settle();
+  int32_t px, py, tx, ty;
+  ASSERT_TRUE(origin_of(server_s, &px, &py));
+  ASSERT_TRUE(origin_of(server_t, &tx, &ty));
+  EXPECT_EQ(tx - px, 20);
+  EXPECT_EQ(ty - py, 30);
+  EXPECT_EQ(server_->seat().keyboard_focus(), server_s);
+
+  // A null buffer unmaps the toplevel; its transient goes with it.
+  wl_surface_attach(s, nullptr, 0, 0);
+  wl_surface_commit(s);
+  settle();
+  EXPECT_FALSE(v->mapped());
+  EXPECT_FALSE(origin_of(server_t, &tx, &ty));
+  EXPECT_EQ(server_->seat().keyboard_focus(), nullptr);
+
+  // A second wl_shell_surface for a surface that has one is a role error on wl_shell.
+  wl_shell_surface* again = c.track(wl_shell_get_shell_surface(c.shell, s));
+  (void)again;
+  roundtrip(c);
+  ASSERT_EQ(wl_display_get_error(c.display), EPROTO);
+  const wl_interface* iface = nullptr;
+  uint32_t id = 0;
+  EXPECT_EQ(wl_display_get_protocol_error(c.display, &iface, &id), uint32_t(WL_SHELL_ERROR_ROLE));
+  ASSERT_NE(iface, nullptr);
+  EXPECT_STREQ(iface->name, "wl_shell");
 }
 
 }  // namespace
