@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "core/output.hpp"
 #include "core/scene.hpp"
@@ -13,6 +14,7 @@
 #include "input/layout_clamp.hpp"
 #include "util/clock.hpp"
 #include "util/log.hpp"
+#include "relative-pointer-unstable-v1-protocol.h"
 
 namespace ferry {
 
@@ -92,7 +94,7 @@ Seat::Seat(Server& server, std::unique_ptr<KeyboardState> keyboard)
 
 Seat::~Seat() {
   // Resources outliving the seat become inert; their destroy callbacks check for null.
-  for (auto* list : {&seats_, &pointers_, &keyboards_, &touch_resources_})
+  for (auto* list : {&seats_, &pointers_, &keyboards_, &touch_resources_, &relative_pointers_})
     for (wl_resource* r : *list) wl_resource_set_user_data(r, nullptr);
   if (global_) wl_global_destroy(global_);
   // Listeners of our signals may outlive us (protocol globals): unhook them.
@@ -115,7 +117,7 @@ void Seat::send_capabilities() {
 }
 
 void Seat::remove_resource(wl_resource* r) {
-  for (auto* list : {&seats_, &pointers_, &keyboards_, &touch_resources_})
+  for (auto* list : {&seats_, &pointers_, &keyboards_, &touch_resources_, &relative_pointers_})
     list->erase(std::remove(list->begin(), list->end(), r), list->end());
 }
 
@@ -128,6 +130,13 @@ void Seat::clamp_to_outputs(double* x, double* y) const {
 }
 
 void Seat::pointer_motion_absolute(uint32_t time_ms, double x, double y) {
+  // A locked pointer stays where it is; a confined one stays in its region.
+  if (active_constraint_ && active_constraint_->kind() == PointerConstraint::Kind::lock) return;
+  move_pointer(time_ms, x, y);
+}
+
+void Seat::move_pointer(uint32_t time_ms, double x, double y) {
+  confine(&x, &y);
   clamp_to_outputs(&x, &y);
   x_ = x;
   y_ = y;
@@ -135,12 +144,45 @@ void Seat::pointer_motion_absolute(uint32_t time_ms, double x, double y) {
 }
 
 void Seat::pointer_motion_relative(uint32_t time_ms, double dx, double dy) {
-  pointer_motion_absolute(time_ms, x_ + dx, y_ + dy);
+  pointer_motion_relative_raw(uint64_t(time_ms) * 1000, dx, dy, dx, dy);
+}
+
+void Seat::pointer_motion_relative_raw(uint64_t time_us, double dx, double dy, double dx_unaccel,
+                                       double dy_unaccel) {
+  uint32_t time_ms = uint32_t(time_us / 1000);
+  // Relative motion reaches the focused client even when the pointer cannot move (lock,
+  // output edge, confinement): that is what games read.
+  bool relative_sent = false;
+  if (pointer_focus_) {
+    for (wl_resource* r : relative_pointers_) {
+      if (!same_client(r, pointer_focus_)) continue;
+      zwp_relative_pointer_v1_send_relative_motion(
+          r, uint32_t(time_us >> 32), uint32_t(time_us), wl_fixed_from_double(dx),
+          wl_fixed_from_double(dy), wl_fixed_from_double(dx_unaccel),
+          wl_fixed_from_double(dy_unaccel));
+      relative_sent = true;
+    }
+  }
+  wl_fixed_t old_x = wl_fixed_from_double(focus_sx_), old_y = wl_fixed_from_double(focus_sy_);
+  Surface* old_focus = pointer_focus_;
+  if (!active_constraint_ || active_constraint_->kind() != PointerConstraint::Kind::lock)
+    move_pointer(time_ms, x_ + dx, y_ + dy);
+  // No wl_pointer.motion went out to close the group: end it with a frame.
+  if (relative_sent && pointer_focus_ == old_focus && wl_fixed_from_double(focus_sx_) == old_x &&
+      wl_fixed_from_double(focus_sy_) == old_y) {
+    for (wl_resource* p : pointers_)
+      if (same_client(p, pointer_focus_)) send_frame(p);
+  }
 }
 
 void Seat::rebase_pointer() { update_pointer_focus(now_ms(), true); }
 
 void Seat::update_pointer_focus(uint32_t time_ms, bool send_motion) {
+  pick_pointer_focus(time_ms, send_motion);
+  update_constraint();
+}
+
+void Seat::pick_pointer_focus(uint32_t time_ms, bool send_motion) {
   Surface* target = nullptr;
   double sx = 0, sy = 0;
   if (!buttons_.empty() && pointer_focus_) {
@@ -279,6 +321,66 @@ void Seat::set_cursor(wl_client* client, uint32_t serial, Surface* surface, int3
   cursor_commit_.connect(&surface->on_commit);
 }
 
+// ---- Pointer constraints ----
+
+void Seat::add_constraint(PointerConstraint* c) {
+  constraints_.push_back(c);
+  update_constraint();
+}
+
+void Seat::remove_constraint(PointerConstraint* c) {
+  constraints_.erase(std::remove(constraints_.begin(), constraints_.end(), c), constraints_.end());
+  if (active_constraint_ == c) active_constraint_ = nullptr;
+}
+
+PointerConstraint* Seat::constraint_of(const Surface& s) const {
+  for (PointerConstraint* c : constraints_)
+    if (&c->surface() == &s) return c;
+  return nullptr;
+}
+
+void Seat::update_constraint() {
+  PointerConstraint* want = nullptr;
+  if (pointer_focus_ && focused_view_ && server_.scene().view_of(*pointer_focus_) == focused_view_) {
+    PointerConstraint* c = constraint_of(*pointer_focus_);
+    // An active one stays active (the pointer cannot leave its region); a new one needs
+    // the pointer inside its region.
+    if (c && (c == active_constraint_ ||
+              (!c->defunct() && c->effective_region().contains(int32_t(std::floor(focus_sx_)),
+                                                               int32_t(std::floor(focus_sy_))))))
+      want = c;
+  }
+  if (want == active_constraint_) return;
+  if (PointerConstraint* old = std::exchange(active_constraint_, nullptr)) old->deactivated();
+  active_constraint_ = want;
+  if (want) want->activated();
+}
+
+void Seat::confine(double* x, double* y) const {
+  if (!active_constraint_ || active_constraint_->kind() != PointerConstraint::Kind::confine) return;
+  int32_t ox = 0, oy = 0;
+  if (!server_.scene().surface_origin(active_constraint_->surface(), &ox, &oy)) return;
+  Region region = active_constraint_->effective_region();
+  double sx = *x - ox, sy = *y - oy;
+  if (region.contains(int32_t(std::floor(sx)), int32_t(std::floor(sy)))) return;
+  // The nearest point of the region, on whole pixels at its right/bottom edges (the last
+  // pixel's origin, as Mir does and wlcs checks).
+  constexpr double kStep = 1.0;
+  double best = -1, bx = sx, by = sy;
+  for (const Rect& r : region.rects()) {
+    double cx = std::clamp(sx, double(r.x), double(r.right()) - kStep);
+    double cy = std::clamp(sy, double(r.y), double(r.y + r.height) - kStep);
+    double d = (cx - sx) * (cx - sx) + (cy - sy) * (cy - sy);
+    if (best < 0 || d < best) {
+      best = d;
+      bx = cx;
+      by = cy;
+    }
+  }
+  *x = ox + bx;
+  *y = oy + by;
+}
+
 // ---- Keyboard ----
 
 View* Seat::next_focus_candidate(const View* excluded, const Surface* dying) const {
@@ -325,6 +427,7 @@ void Seat::set_keyboard_focus(Surface* surface) {
   keyboard_focus_ = surface;
   keyboard_focus_destroy_.disconnect();
   if (surface) keyboard_focus_destroy_.connect(&surface->on_destroy);
+  update_constraint();
   wl_signal_emit_mutable(&on_keyboard_focus, surface);
   if (!surface || !keyboard_) return;
   uint32_t serial = server_.next_serial();

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "util/listener.hpp"
+#include "util/region.hpp"
 #include "util/unique_fd.hpp"
 
 namespace ferry {
@@ -33,6 +34,12 @@ class InputSink {
   virtual ~InputSink() = default;
   virtual void pointer_motion_absolute(uint32_t time_ms, double x, double y) = 0;
   virtual void pointer_motion_relative(uint32_t time_ms, double dx, double dy) = 0;
+  // Relative motion with a µs timestamp and the deltas before pointer acceleration
+  // (zwp_relative_pointer_v1 needs both). The default drops the extra precision.
+  virtual void pointer_motion_relative_raw(uint64_t time_us, double dx, double dy,
+                                           double dx_unaccel, double dy_unaccel) {
+    pointer_motion_relative(uint32_t(time_us / 1000), dx, dy);
+  }
   virtual void pointer_button(uint32_t time_ms, uint32_t button, bool pressed) = 0;
   virtual void pointer_axis(uint32_t time_ms, bool horizontal, double value) = 0;
   virtual void keyboard_key(uint32_t time_ms, uint32_t key, bool pressed) = 0;
@@ -66,6 +73,27 @@ class SelectionSource {
   wl_signal on_destroy;  // data: SelectionSource*; emitted from the base destructor
 };
 
+// A pointer constraint (zwp_pointer_constraints_v1 lock or confinement), owned by its
+// protocol object (protocol/pointer_constraints.cpp), which registers it with the seat for
+// its life. The seat decides when it is active: while its surface has the pointer focus and
+// belongs to the keyboard-focused window, and the pointer is inside its region.
+class PointerConstraint {
+ public:
+  enum class Kind { lock, confine };
+  virtual ~PointerConstraint() = default;
+  virtual Kind kind() const = 0;
+  virtual Surface& surface() const = 0;
+  // Surface-local area it applies to: the client's region (or all) ∩ the input region ∩
+  // the surface's bounds.
+  virtual Region effective_region() const = 0;
+  // A oneshot constraint that was deactivated never activates again.
+  virtual bool defunct() const = 0;
+  virtual void activated() = 0;    // sends locked/confined
+  virtual void deactivated() = 0;  // sends unlocked/unconfined
+  // Lock: the cursor position hint (surface-local), if the client set one.
+  virtual bool cursor_hint(double* sx, double* sy) const = 0;
+};
+
 class Seat final : public InputSink {
  public:
   // keyboard may be null (keymap failed to compile): the seat then has no keyboard capability.
@@ -84,6 +112,8 @@ class Seat final : public InputSink {
   // InputSink.
   void pointer_motion_absolute(uint32_t time_ms, double x, double y) override;
   void pointer_motion_relative(uint32_t time_ms, double dx, double dy) override;
+  void pointer_motion_relative_raw(uint64_t time_us, double dx, double dy, double dx_unaccel,
+                                   double dy_unaccel) override;
   void pointer_button(uint32_t time_ms, uint32_t button, bool pressed) override;
   void pointer_axis(uint32_t time_ms, bool horizontal, double value) override;
   void keyboard_key(uint32_t time_ms, uint32_t key, bool pressed) override;
@@ -126,6 +156,14 @@ class Seat final : public InputSink {
   // The surface a touch point went down on (null if none or the point is unknown).
   Surface* touch_focus(int32_t id) const;
 
+  // Pointer constraints: registered by their protocol objects; at most one per surface.
+  void add_constraint(PointerConstraint* c);
+  void remove_constraint(PointerConstraint* c);  // before it dies; no event is sent
+  PointerConstraint* constraint_of(const Surface& s) const;
+  PointerConstraint* active_constraint() const { return active_constraint_; }
+  // Its region or its surface changed: re-check activation (and confinement).
+  void constraint_changed(PointerConstraint* c) { (void)c; update_constraint(); }
+
   // Selection (clipboard). The last serial wins; an older serial is ignored.
   SelectionSource* selection() const { return selection_; }
   void set_selection(SelectionSource* source, uint32_t serial);
@@ -135,6 +173,8 @@ class Seat final : public InputSink {
   void add_pointer(wl_resource* r);   // sends enter if its client has the focus
   void add_keyboard(wl_resource* r);  // sends keymap, repeat_info, and enter if focused
   void add_touch(wl_resource* r) { touch_resources_.push_back(r); }
+  // zwp_relative_pointer_v1: gets relative_motion while its client has the pointer focus.
+  void add_relative_pointer(wl_resource* r) { relative_pointers_.push_back(r); }
   void remove_resource(wl_resource* r);
 
   // Emitted before wl_keyboard.enter goes out (wl_data_device.selection must precede it).
@@ -146,7 +186,8 @@ class Seat final : public InputSink {
   static constexpr int32_t kRepeatDelay = 600;  // ms
 
  private:
-  void update_pointer_focus(uint32_t time_ms, bool send_motion);
+  void update_pointer_focus(uint32_t time_ms, bool send_motion);  // then update_constraint
+  void pick_pointer_focus(uint32_t time_ms, bool send_motion);
   void set_pointer_focus(Surface* surface, double sx, double sy);
   void set_keyboard_focus(Surface* surface);
   void send_keyboard_enter(wl_resource* keyboard, uint32_t serial);
@@ -154,13 +195,20 @@ class Seat final : public InputSink {
   View* next_focus_candidate(const View* excluded, const Surface* dying) const;
   void clamp_to_outputs(double* x, double* y) const;
   void send_capabilities();
+  void update_constraint();
+  // Moves the pointer to a layout position (clamped to the outputs, and into an active
+  // confinement) and updates the focus.
+  void move_pointer(uint32_t time_ms, double x, double y);
+  void confine(double* x, double* y) const;
   void end_touch_point(size_t index);
 
   Server& server_;
   std::string name_ = "seat0";
   wl_global* global_ = nullptr;
   std::unique_ptr<KeyboardState> keyboard_;
-  std::vector<wl_resource*> seats_, pointers_, keyboards_, touch_resources_;
+  std::vector<wl_resource*> seats_, pointers_, keyboards_, touch_resources_, relative_pointers_;
+  std::vector<PointerConstraint*> constraints_;
+  PointerConstraint* active_constraint_ = nullptr;
 
   double x_ = 0, y_ = 0;
   Surface* pointer_focus_ = nullptr;

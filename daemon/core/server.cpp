@@ -114,6 +114,8 @@ bool Server::init(std::string* error) {
   create_linux_dmabuf_global(*this);  // only when EGL imports dmabufs and a device is known
   create_drm_syncobj_global(*this);   // only when the display device has timeline syncobjs
   create_seat_global(*this);
+  create_relative_pointer_global(*this);
+  create_pointer_constraints_global(*this);
 
   if (kms_) {
     if (!kms_->start(error)) return false;

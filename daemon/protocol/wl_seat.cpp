@@ -121,6 +121,13 @@ Seat* seat_from_resource(wl_resource* resource) {
   return static_cast<Seat*>(wl_resource_get_user_data(resource));
 }
 
+bool pointer_seat_from_resource(wl_resource* resource, Seat** seat) {
+  if (!resource || !wl_resource_instance_of(resource, &wl_pointer_interface, &pointer_impl))
+    return false;
+  *seat = static_cast<Seat*>(wl_resource_get_user_data(resource));
+  return true;
+}
+
 void create_seat_global(Server& server) {
   Seat& seat = server.seat();
   if (seat.global()) return;

@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -53,6 +54,7 @@ struct Client {
   wl_data_device_manager* ddm = nullptr;
   wl_subcompositor* subcompositor = nullptr;
   wl_shell* shell = nullptr;
+  std::map<std::string, uint32_t> global_names;  // every global: interface -> name
   uint32_t seat_version = 0;
   uint32_t caps = 0;
   std::string seat_name;
@@ -106,6 +108,7 @@ struct Window {
 void registry_global(void* data, wl_registry* reg, uint32_t name, const char* iface, uint32_t version) {
   auto* c = static_cast<Client*>(data);
   std::string i = iface;
+  c->global_names[i] = name;
   if (i == "wl_compositor")
     c->compositor = c->track(static_cast<wl_compositor*>(wl_registry_bind(reg, name, &wl_compositor_interface, 4)));
   else if (i == "wl_shm")

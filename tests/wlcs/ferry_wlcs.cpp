@@ -59,6 +59,8 @@ constexpr WlcsExtensionDescriptor kExtensions[] = {
     {"wl_data_device_manager", 3},
     {"xdg_wm_base", 5},
     {"wl_shell", 1},
+    {"zwp_relative_pointer_manager_v1", 1},
+    {"zwp_pointer_constraints_v1", 1},
     {"wp_presentation", 1},
     {"wp_viewporter", 1},
     {"zxdg_output_manager_v1", 3},
