@@ -41,6 +41,10 @@ class View {
   virtual void set_activated(bool) {}
   // Whether this view may take keyboard focus (popups do not).
   virtual bool wants_focus() const { return parent_ == nullptr; }
+  // A popup with an explicit grab: while mapped it holds the keyboard focus; the seat calls
+  // dismiss_grab() when the grab ends (a click outside its client).
+  virtual bool grabs_keyboard() const { return false; }
+  virtual void dismiss_grab() {}
 
  private:
   Scene& scene_;

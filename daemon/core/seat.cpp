@@ -40,11 +40,20 @@ Seat::Seat(Server& server, std::unique_ptr<KeyboardState> keyboard)
   view_mapped_.connect(&server_.scene().on_view_mapped, [this](void* data) {
     auto* view = static_cast<View*>(data);
     if (view->wants_focus()) focus_view(view);
+    if (view->grabs_keyboard()) {
+      grabs_.push_back(view);
+      set_keyboard_focus(keyboard_target());
+    }
     rebase_pointer();
   });
   view_unmapped_.connect(&server_.scene().on_view_unmapped, [this](void* data) {
     auto* view = static_cast<View*>(data);
     // The view may be half destroyed (emitted from ~View): no calls into it.
+    auto grab = std::find(grabs_.begin(), grabs_.end(), view);
+    if (grab != grabs_.end()) {
+      grabs_.erase(grab);
+      if (view != focused_view_) set_keyboard_focus(keyboard_target());
+    }
     if (view == focused_view_) {
       focused_view_ = nullptr;
       focus_view(next_focus_candidate(view, nullptr));
@@ -71,6 +80,13 @@ Seat::Seat(Server& server, std::unique_ptr<KeyboardState> keyboard)
     auto* dying = static_cast<Surface*>(data);
     keyboard_focus_ = nullptr;
     keyboard_focus_destroy_.disconnect();
+    auto grab = std::find_if(grabs_.begin(), grabs_.end(),
+                             [dying](View* v) { return &v->surface() == dying; });
+    if (grab != grabs_.end()) {  // a grabbing popup's surface: focus goes back down
+      grabs_.erase(grab);
+      set_keyboard_focus(keyboard_target());
+      return;
+    }
     focused_view_ = nullptr;  // its surface is gone; do not touch the view
     focus_view(next_focus_candidate(nullptr, dying));
   });
@@ -259,6 +275,10 @@ void Seat::pointer_button(uint32_t time_ms, uint32_t button, bool pressed) {
     buttons_.push_back(button);
     if (buttons_.size() == 1) {
       grab_serial_ = serial;
+      // A click outside the grabbing popup's client ends the grab (xdg_popup.grab).
+      if (!grabs_.empty() &&
+          (!pointer_focus_ || pointer_focus_->client() != grabs_.back()->surface().client()))
+        dismiss_grabs();
       // Click to focus: activate and raise the toplevel under the cursor.
       if (pointer_focus_) {
         View* view = server_.scene().view_of(*pointer_focus_);
@@ -394,13 +414,29 @@ View* Seat::next_focus_candidate(const View* excluded, const Surface* dying) con
   return nullptr;
 }
 
+Surface* Seat::keyboard_target() const {
+  if (!grabs_.empty()) return &grabs_.back()->surface();
+  return focused_view_ ? &focused_view_->surface() : nullptr;
+}
+
+void Seat::dismiss_grabs() {
+  // Newest first; each dismissal unmaps its popup, which takes it off grabs_.
+  while (!grabs_.empty()) {
+    View* top = grabs_.back();
+    top->dismiss_grab();
+    if (!grabs_.empty() && grabs_.back() == top) grabs_.pop_back();  // did not unmap
+  }
+}
+
 void Seat::focus_view(View* view) {
-  if (view == focused_view_ && (!view || keyboard_focus_ == &view->surface())) return;
+  if (view == focused_view_ && keyboard_focus_ == keyboard_target()) return;
+  // Another window taking the focus ends the popup grabs.
+  if (view != focused_view_ && !grabs_.empty()) dismiss_grabs();
   View* old = focused_view_;
   focused_view_ = view;
   if (old && old != view) old->set_activated(false);
   if (view) view->set_activated(true);
-  set_keyboard_focus(view ? &view->surface() : nullptr);
+  set_keyboard_focus(keyboard_target());
 }
 
 void Seat::send_keyboard_enter(wl_resource* k, uint32_t serial) {

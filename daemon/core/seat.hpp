@@ -2,7 +2,9 @@
 // wl_seat with pointer, keyboard and touch, fed by an InputSource (libinput in a later issue;
 // tests and the wlcs module inject events through FakeInput). Focus: the pointer focus is the
 // topmost surface under the cursor (input regions); the keyboard focus follows the activated
-// toplevel (newly mapped toplevels and clicked or touched ones get it). A touch point stays
+// toplevel (newly mapped toplevels and clicked or touched ones get it), except while an
+// xdg_popup with a grab is mapped: the newest such popup holds it until it is dismissed (a
+// click outside its client, another window taking the focus). A touch point stays
 // with the surface it went down on until up, and lifts (up + frame) if that surface dies.
 //
 // Main thread only. Owned by the Server. The Seat is the model and sends the input events;
@@ -193,6 +195,10 @@ class Seat final : public InputSink {
   void send_keyboard_enter(wl_resource* keyboard, uint32_t serial);
   void send_pointer_enter(wl_resource* pointer, uint32_t serial);
   View* next_focus_candidate(const View* excluded, const Surface* dying) const;
+  // The surface that should have the keyboard focus: the newest grabbing popup, else the
+  // focused view's.
+  Surface* keyboard_target() const;
+  void dismiss_grabs();
   void clamp_to_outputs(double* x, double* y) const;
   void send_capabilities();
   void update_constraint();
@@ -223,6 +229,8 @@ class Seat final : public InputSink {
   Listener cursor_destroy_, cursor_commit_;
 
   View* focused_view_ = nullptr;
+  // Mapped popups with a keyboard grab, oldest first; the newest has the keyboard focus.
+  std::vector<View*> grabs_;
   Surface* keyboard_focus_ = nullptr;
   Listener keyboard_focus_destroy_;
 

@@ -401,5 +401,82 @@ TEST_F(SeatTest, SelectionIsOfferedToTheFocusedClientAndReceiveReachesTheSource)
   EXPECT_STREQ(iface->name, "wl_data_source");
 }
 
+struct PopupState {
+  bool configured = false, done = false;
+  uint32_t serial = 0;
+};
+
+TEST_F(SeatTest, GrabbingPopupTakesTheKeyboardUntilAClickOutsideDismissesIt) {
+  Client& c = connect();
+  wl_keyboard* kb = c.track(wl_seat_get_keyboard(c.seat));
+  wl_keyboard_add_listener(kb, &keyboard_listener, &c);
+  wl_pointer* p = c.track(wl_seat_get_pointer(c.seat));
+  wl_pointer_add_listener(p, &pointer_listener, &c);
+  auto win = map_window(c, 200, 200);
+  Surface* top = last_server_surface();
+  int32_t x, y;
+  ASSERT_TRUE(origin_of(top, &x, &y));
+  input_->move_to(x + 20, y + 20);
+  input_->press(BTN_RIGHT);  // the serial a popup grab answers
+  settle();
+  auto buttons = only(c.pointer_events, "button");
+  ASSERT_EQ(buttons.size(), 1u);
+  input_->release(BTN_RIGHT);
+
+  PopupState st;
+  wl_surface* ps = c.track(wl_compositor_create_surface(c.compositor));
+  xdg_surface* pxdg = c.track(xdg_wm_base_get_xdg_surface(c.wm_base, ps));
+  static const xdg_surface_listener pxl = {[](void* d, xdg_surface*, uint32_t serial) {
+    static_cast<PopupState*>(d)->configured = true;
+    static_cast<PopupState*>(d)->serial = serial;
+  }};
+  xdg_surface_add_listener(pxdg, &pxl, &st);
+  xdg_positioner* pos = xdg_wm_base_create_positioner(c.wm_base);
+  xdg_positioner_set_size(pos, 60, 40);
+  xdg_positioner_set_anchor_rect(pos, 20, 20, 1, 1);
+  xdg_popup* popup = c.track(xdg_surface_get_popup(pxdg, win->xdg, pos));
+  xdg_positioner_destroy(pos);
+  static const xdg_popup_listener pl = {
+      [](void*, xdg_popup*, int32_t, int32_t, int32_t, int32_t) {},
+      [](void* d, xdg_popup*) { static_cast<PopupState*>(d)->done = true; },
+      [](void*, xdg_popup*, uint32_t) {}};
+  xdg_popup_add_listener(popup, &pl, &st);
+  xdg_popup_grab(popup, c.seat, buttons[0].serial);
+  wl_surface_commit(ps);
+  ASSERT_TRUE(pump_until([&] { return st.configured; }));
+  xdg_surface_ack_configure(pxdg, st.serial);
+  c.keyboard_events.clear();
+  wl_surface_attach(ps, make_buffer(c, 60, 40, 0xffaabbcc), 0, 0);
+  wl_surface_commit(ps);
+  settle();
+
+  // The popup has the keyboard; its toplevel stays the activated window.
+  ASSERT_EQ(server_->seat().keyboard_focus(), last_server_surface());
+  EXPECT_EQ(server_->seat().focused_view(), server_->scene().view_of(*top));
+  EXPECT_TRUE(win->activated);
+  auto leaves = only(c.keyboard_events, "leave");
+  auto enters = only(c.keyboard_events, "enter");
+  ASSERT_EQ(leaves.size(), 1u);
+  EXPECT_EQ(leaves[0].surface, win->surface);
+  ASSERT_EQ(enters.size(), 1u);
+  EXPECT_EQ(enters[0].surface, ps);
+  input_->key(KEY_A);
+  settle();
+  EXPECT_EQ(only(c.keyboard_events, "key").size(), 2u);
+
+  // A click where no surface of the client is: popup_done, the keyboard returns.
+  c.keyboard_events.clear();
+  input_->move_to(799, 599);
+  double sx, sy;
+  ASSERT_EQ(server_->scene().surface_at(799, 599, &sx, &sy), nullptr);
+  input_->click(BTN_LEFT);
+  settle();
+  EXPECT_TRUE(st.done);
+  EXPECT_EQ(server_->seat().keyboard_focus(), top);
+  enters = only(c.keyboard_events, "enter");
+  ASSERT_EQ(enters.size(), 1u);
+  EXPECT_EQ(enters[0].surface, win->surface);
+}
+
 }  // namespace
 }  // namespace ferry
