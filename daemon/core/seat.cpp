@@ -401,6 +401,32 @@ void Seat::confine(double* x, double* y) const {
   *y = oy + by;
 }
 
+// ---- Keyboard shortcuts inhibitors ----
+
+void Seat::add_shortcuts_inhibitor(ShortcutsInhibitor* i) {
+  inhibitors_.push_back(i);
+  update_inhibitor();
+}
+
+void Seat::remove_shortcuts_inhibitor(ShortcutsInhibitor* i) {
+  inhibitors_.erase(std::remove(inhibitors_.begin(), inhibitors_.end(), i), inhibitors_.end());
+  if (active_inhibitor_ == i) active_inhibitor_ = nullptr;
+}
+
+ShortcutsInhibitor* Seat::shortcuts_inhibitor_of(const Surface& s) const {
+  for (ShortcutsInhibitor* i : inhibitors_)
+    if (&i->surface() == &s) return i;
+  return nullptr;
+}
+
+void Seat::update_inhibitor() {
+  ShortcutsInhibitor* want = keyboard_focus_ ? shortcuts_inhibitor_of(*keyboard_focus_) : nullptr;
+  if (want == active_inhibitor_) return;
+  if (ShortcutsInhibitor* old = std::exchange(active_inhibitor_, nullptr)) old->deactivated();
+  active_inhibitor_ = want;
+  if (want) want->activated();
+}
+
 // ---- Keyboard ----
 
 View* Seat::next_focus_candidate(const View* excluded, const Surface* dying) const {
@@ -464,6 +490,7 @@ void Seat::set_keyboard_focus(Surface* surface) {
   keyboard_focus_destroy_.disconnect();
   if (surface) keyboard_focus_destroy_.connect(&surface->on_destroy);
   update_constraint();
+  update_inhibitor();
   wl_signal_emit_mutable(&on_keyboard_focus, surface);
   if (!surface || !keyboard_) return;
   uint32_t serial = server_.next_serial();

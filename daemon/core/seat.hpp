@@ -96,6 +96,17 @@ class PointerConstraint {
   virtual bool cursor_hint(double* sx, double* sy) const = 0;
 };
 
+// A zwp_keyboard_shortcuts_inhibitor_v1, owned by its protocol object
+// (protocol/keyboard_shortcuts_inhibit.cpp), registered with the seat for its life. It is
+// active while its surface has the keyboard focus.
+class ShortcutsInhibitor {
+ public:
+  virtual ~ShortcutsInhibitor() = default;
+  virtual Surface& surface() const = 0;
+  virtual void activated() = 0;    // sends active
+  virtual void deactivated() = 0;  // sends inactive
+};
+
 class Seat final : public InputSink {
  public:
   // keyboard may be null (keymap failed to compile): the seat then has no keyboard capability.
@@ -166,6 +177,14 @@ class Seat final : public InputSink {
   // Its region or its surface changed: re-check activation (and confinement).
   void constraint_changed(PointerConstraint* c) { (void)c; update_constraint(); }
 
+  // Keyboard shortcuts inhibitors: at most one per surface. While one is active the
+  // compositor's own key bindings must pass keys to the client (compositor keys check
+  // shortcuts_inhibited()).
+  void add_shortcuts_inhibitor(ShortcutsInhibitor* i);
+  void remove_shortcuts_inhibitor(ShortcutsInhibitor* i);  // before it dies; no event
+  ShortcutsInhibitor* shortcuts_inhibitor_of(const Surface& s) const;
+  bool shortcuts_inhibited() const { return active_inhibitor_ != nullptr; }
+
   // Selection (clipboard). The last serial wins; an older serial is ignored.
   SelectionSource* selection() const { return selection_; }
   void set_selection(SelectionSource* source, uint32_t serial);
@@ -202,6 +221,7 @@ class Seat final : public InputSink {
   void clamp_to_outputs(double* x, double* y) const;
   void send_capabilities();
   void update_constraint();
+  void update_inhibitor();
   // Moves the pointer to a layout position (clamped to the outputs, and into an active
   // confinement) and updates the focus.
   void move_pointer(uint32_t time_ms, double x, double y);
@@ -215,6 +235,8 @@ class Seat final : public InputSink {
   std::vector<wl_resource*> seats_, pointers_, keyboards_, touch_resources_, relative_pointers_;
   std::vector<PointerConstraint*> constraints_;
   PointerConstraint* active_constraint_ = nullptr;
+  std::vector<ShortcutsInhibitor*> inhibitors_;
+  ShortcutsInhibitor* active_inhibitor_ = nullptr;
 
   double x_ = 0, y_ = 0;
   Surface* pointer_focus_ = nullptr;

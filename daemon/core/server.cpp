@@ -116,6 +116,7 @@ bool Server::init(std::string* error) {
   create_seat_global(*this);
   create_relative_pointer_global(*this);
   create_pointer_constraints_global(*this);
+  create_keyboard_shortcuts_inhibit_global(*this);
 
   if (kms_) {
     if (!kms_->start(error)) return false;

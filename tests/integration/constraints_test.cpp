@@ -1,7 +1,9 @@
 // In-process seat tests (fixture in seat_fixture.hpp) for games: zwp_relative_pointer_v1
-// (µs timestamps, unaccelerated deltas) and zwp_pointer_constraints_v1 (lock, confine,
-// oneshot/persistent, regions, cursor hint, already_constrained).
+// (µs timestamps, unaccelerated deltas), zwp_pointer_constraints_v1 (lock, confine,
+// oneshot/persistent, regions, cursor hint, already_constrained) and
+// zwp_keyboard_shortcuts_inhibit_manager_v1.
 
+#include "keyboard-shortcuts-inhibit-unstable-v1-client-protocol.h"
 #include "pointer-constraints-unstable-v1-client-protocol.h"
 #include "relative-pointer-unstable-v1-client-protocol.h"
 #include "seat_fixture.hpp"
@@ -16,7 +18,7 @@ struct Relative {
 
 struct Recorder {
   std::vector<Relative> relative;
-  int locked = 0, unlocked = 0, confined = 0, unconfined = 0;
+  int locked = 0, unlocked = 0, confined = 0, unconfined = 0, active = 0, inactive = 0;
 };
 
 void rel_motion(void* d, zwp_relative_pointer_v1*, uint32_t hi, uint32_t lo, wl_fixed_t dx,
@@ -33,6 +35,11 @@ const zwp_locked_pointer_v1_listener locked_listener = {on_locked, on_unlocked};
 void on_confined(void* d, zwp_confined_pointer_v1*) { static_cast<Recorder*>(d)->confined++; }
 void on_unconfined(void* d, zwp_confined_pointer_v1*) { static_cast<Recorder*>(d)->unconfined++; }
 const zwp_confined_pointer_v1_listener confined_listener = {on_confined, on_unconfined};
+void on_active(void* d, zwp_keyboard_shortcuts_inhibitor_v1*) { static_cast<Recorder*>(d)->active++; }
+void on_inactive(void* d, zwp_keyboard_shortcuts_inhibitor_v1*) {
+  static_cast<Recorder*>(d)->inactive++;
+}
+const zwp_keyboard_shortcuts_inhibitor_v1_listener inhibitor_listener = {on_active, on_inactive};
 
 class ConstraintsTest : public SeatTest {
  protected:
@@ -226,6 +233,53 @@ TEST_F(ConstraintsTest, PersistentConfinementKeepsThePointerInItsRegionAndComesB
   settle();
   EXPECT_EQ(server_->seat().pointer_x(), x + 4);
   EXPECT_EQ(server_->seat().pointer_y(), y + 4);
+}
+
+TEST_F(ConstraintsTest, ShortcutsInhibitorFollowsTheKeyboardFocus) {
+  Client& c = connect();
+  auto* mgr = bind<zwp_keyboard_shortcuts_inhibit_manager_v1>(
+      c, "zwp_keyboard_shortcuts_inhibit_manager_v1",
+      &zwp_keyboard_shortcuts_inhibit_manager_v1_interface);
+  ASSERT_NE(mgr, nullptr);
+  auto a = map_window(c, 200, 200);
+  Surface* sa = last_server_surface();
+  int32_t x, y;
+  ASSERT_TRUE(origin_of(sa, &x, &y));
+  auto* inh = c.track(zwp_keyboard_shortcuts_inhibit_manager_v1_inhibit_shortcuts(mgr, a->surface, c.seat));
+  zwp_keyboard_shortcuts_inhibitor_v1_add_listener(inh, &inhibitor_listener, &rec_);
+  settle();
+  EXPECT_EQ(rec_.active, 1);
+  EXPECT_TRUE(server_->seat().shortcuts_inhibited());
+
+  auto b = map_window(c, 50, 50);  // takes the focus
+  settle();
+  EXPECT_EQ(rec_.inactive, 1);
+  EXPECT_FALSE(server_->seat().shortcuts_inhibited());
+  input_->move_to(x + 150, y + 150);  // on A, clear of B
+  input_->click(BTN_LEFT);
+  settle();
+  EXPECT_EQ(server_->seat().keyboard_focus(), sa);
+  EXPECT_EQ(rec_.active, 2);
+  EXPECT_TRUE(server_->seat().shortcuts_inhibited());
+
+  // Destroying the inhibitor lifts it without an event.
+  c.untrack(inh);
+  zwp_keyboard_shortcuts_inhibitor_v1_destroy(inh);
+  ASSERT_TRUE(roundtrip(c));
+  EXPECT_FALSE(server_->seat().shortcuts_inhibited());
+  EXPECT_EQ(rec_.inactive, 1);
+
+  // Two inhibitors for one surface and seat: already_inhibited.
+  c.track(zwp_keyboard_shortcuts_inhibit_manager_v1_inhibit_shortcuts(mgr, b->surface, c.seat));
+  c.track(zwp_keyboard_shortcuts_inhibit_manager_v1_inhibit_shortcuts(mgr, b->surface, c.seat));
+  roundtrip(c);
+  ASSERT_EQ(wl_display_get_error(c.display), EPROTO);
+  const wl_interface* iface = nullptr;
+  uint32_t id = 0;
+  EXPECT_EQ(wl_display_get_protocol_error(c.display, &iface, &id),
+            uint32_t(ZWP_KEYBOARD_SHORTCUTS_INHIBIT_MANAGER_V1_ERROR_ALREADY_INHIBITED));
+  ASSERT_NE(iface, nullptr);
+  EXPECT_STREQ(iface->name, "zwp_keyboard_shortcuts_inhibit_manager_v1");
 }
 
 }  // namespace
