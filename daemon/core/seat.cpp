@@ -291,6 +291,7 @@ void Seat::pointer_button(uint32_t time_ms, uint32_t button, bool pressed) {
   } else {
     buttons_.erase(it);
   }
+  if (pointer_focus_ && pressed) note_user_action(pointer_focus_->client(), serial);
   if (pointer_focus_) {
     uint32_t state = pressed ? WL_POINTER_BUTTON_STATE_PRESSED : WL_POINTER_BUTTON_STATE_RELEASED;
     for (wl_resource* p : pointers_) {
@@ -399,6 +400,15 @@ void Seat::confine(double* x, double* y) const {
   }
   *x = ox + bx;
   *y = oy + by;
+}
+
+void Seat::note_user_action(wl_client* client, uint32_t serial) {
+  action_client_ = client;
+  action_serial_ = serial;
+}
+
+bool Seat::is_latest_user_action(wl_client* client, uint32_t serial) const {
+  return client && client == action_client_ && serial == action_serial_;
 }
 
 // ---- Keyboard shortcuts inhibitors ----
@@ -513,6 +523,7 @@ void Seat::keyboard_key(uint32_t time_ms, uint32_t key, bool pressed) {
   if (!keyboard_->update_key(key, pressed, &mods_changed)) return;
   if (!keyboard_focus_) return;
   uint32_t serial = server_.next_serial();
+  if (pressed) note_user_action(keyboard_focus_->client(), serial);
   uint32_t state = pressed ? WL_KEYBOARD_KEY_STATE_PRESSED : WL_KEYBOARD_KEY_STATE_RELEASED;
   const ModifierState& m = keyboard_->modifiers();
   uint32_t mods_serial = mods_changed ? server_.next_serial() : 0;
@@ -583,6 +594,7 @@ void Seat::touch_down(uint32_t time_ms, int32_t id, double x, double y) {
   }
   if (!raw->surface) return;  // focus change made its client destroy it
   uint32_t serial = server_.next_serial();
+  note_user_action(target->client(), serial);
   for (wl_resource* t : touch_resources_) {
     if (!same_client(t, target)) continue;
     wl_touch_send_down(t, serial, time_ms, target->resource(), id, wl_fixed_from_double(sx),

@@ -177,6 +177,10 @@ class Seat final : public InputSink {
   // Its region or its surface changed: re-check activation (and confinement).
   void constraint_changed(PointerConstraint* c) { (void)c; update_constraint(); }
 
+  // Whether 'serial' is that of the latest user action (button or key press, touch down)
+  // and went to 'client' (xdg_activation tokens carry one to prove user intent).
+  bool is_latest_user_action(wl_client* client, uint32_t serial) const;
+
   // Keyboard shortcuts inhibitors: at most one per surface. While one is active the
   // compositor's own key bindings must pass keys to the client (compositor keys check
   // shortcuts_inhibited()).
@@ -222,6 +226,7 @@ class Seat final : public InputSink {
   void send_capabilities();
   void update_constraint();
   void update_inhibitor();
+  void note_user_action(wl_client* client, uint32_t serial);
   // Moves the pointer to a layout position (clamped to the outputs, and into an active
   // confinement) and updates the focus.
   void move_pointer(uint32_t time_ms, double x, double y);
@@ -237,6 +242,8 @@ class Seat final : public InputSink {
   PointerConstraint* active_constraint_ = nullptr;
   std::vector<ShortcutsInhibitor*> inhibitors_;
   ShortcutsInhibitor* active_inhibitor_ = nullptr;
+  wl_client* action_client_ = nullptr;  // compared only, never dereferenced
+  uint32_t action_serial_ = 0;
 
   double x_ = 0, y_ = 0;
   Surface* pointer_focus_ = nullptr;

@@ -117,6 +117,7 @@ bool Server::init(std::string* error) {
   create_relative_pointer_global(*this);
   create_pointer_constraints_global(*this);
   create_keyboard_shortcuts_inhibit_global(*this);
+  create_xdg_activation_global(*this);
 
   if (kms_) {
     if (!kms_->start(error)) return false;

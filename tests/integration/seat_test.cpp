@@ -2,6 +2,7 @@
 // selection.
 
 #include "seat_fixture.hpp"
+#include "xdg-activation-v1-client-protocol.h"
 
 namespace ferry {
 namespace {
@@ -476,6 +477,79 @@ TEST_F(SeatTest, GrabbingPopupTakesTheKeyboardUntilAClickOutsideDismissesIt) {
   enters = only(c.keyboard_events, "enter");
   ASSERT_EQ(enters.size(), 1u);
   EXPECT_EQ(enters[0].surface, win->surface);
+}
+
+struct TokenState {
+  std::string name;
+};
+
+TEST_F(SeatTest, XdgActivationFocusesOnlyWithTheSerialOfTheLatestUserAction) {
+  Client& c = connect();
+  wl_keyboard* kb = c.track(wl_seat_get_keyboard(c.seat));
+  wl_keyboard_add_listener(kb, &keyboard_listener, &c);
+  auto it = c.global_names.find("xdg_activation_v1");
+  ASSERT_NE(it, c.global_names.end());
+  auto* act = c.track(static_cast<xdg_activation_v1*>(
+      wl_registry_bind(c.registry, it->second, &xdg_activation_v1_interface, 1)));
+  auto a = map_window(c, 200, 100);
+  Surface* sa = last_server_surface();
+  auto b = map_window(c, 200, 100);
+  Surface* sb = last_server_surface();
+  settle();
+  ASSERT_EQ(server_->seat().keyboard_focus(), sb);
+  input_->key(KEY_A);
+  settle();
+  auto keys = only(c.keyboard_events, "key");
+  ASSERT_EQ(keys.size(), 2u);
+  uint32_t press_serial = keys[0].serial;
+
+  static const xdg_activation_token_v1_listener tl = {
+      [](void* d, xdg_activation_token_v1*, const char* name) { static_cast<TokenState*>(d)->name = name; }};
+  auto token = [&](uint32_t serial) {
+    TokenState st;
+    auto* t = xdg_activation_v1_get_activation_token(act);
+    xdg_activation_token_v1_add_listener(t, &tl, &st);
+    xdg_activation_token_v1_set_serial(t, serial, c.seat);
+    xdg_activation_token_v1_commit(t);
+    EXPECT_TRUE(pump_until([&] { return !st.name.empty(); }));
+    xdg_activation_token_v1_destroy(t);
+    return st.name;
+  };
+
+  // A token made with the key release's serial (not a press): refused.
+  std::string weak = token(keys[1].serial);
+  ASSERT_EQ(weak.size(), 32u);
+  xdg_activation_v1_activate(act, weak.c_str(), a->surface);
+  settle();
+  EXPECT_EQ(server_->seat().keyboard_focus(), sb);
+
+  // The press's serial: A is raised and focused; the token is then spent.
+  std::string good = token(press_serial);
+  EXPECT_NE(good, weak);
+  xdg_activation_v1_activate(act, good.c_str(), a->surface);
+  settle();
+  EXPECT_EQ(server_->seat().keyboard_focus(), sa);
+  EXPECT_EQ(server_->scene().top_view(), server_->scene().view_of(*sa));
+  EXPECT_TRUE(a->activated);
+  server_->seat().focus_view(server_->scene().view_of(*sb));
+  xdg_activation_v1_activate(act, good.c_str(), a->surface);
+  settle();
+  EXPECT_EQ(server_->seat().keyboard_focus(), sb);
+
+  // Changing a committed token is already_used.
+  TokenState st;
+  auto* t = c.track(xdg_activation_v1_get_activation_token(act));
+  xdg_activation_token_v1_add_listener(t, &tl, &st);
+  xdg_activation_token_v1_commit(t);
+  xdg_activation_token_v1_set_app_id(t, "late");
+  roundtrip(c);
+  ASSERT_EQ(wl_display_get_error(c.display), EPROTO);
+  const wl_interface* iface = nullptr;
+  uint32_t id = 0;
+  EXPECT_EQ(wl_display_get_protocol_error(c.display, &iface, &id),
+            uint32_t(XDG_ACTIVATION_TOKEN_V1_ERROR_ALREADY_USED));
+  ASSERT_NE(iface, nullptr);
+  EXPECT_STREQ(iface->name, "xdg_activation_token_v1");
 }
 
 }  // namespace
