@@ -1,6 +1,7 @@
 #!/bin/sh
 # The whole test suite, as README's test command and CI run it:
-#  1. release-style build with warnings as errors, every suite (unit, gl, integration, vm);
+#  1. release-style build with warnings as errors, every suite (unit, gl, integration, vm,
+#     wlcs);
 #  2. ASan+UBSan build, unit, kms (display thread) and integration suites;
 #  3. the libFuzzer targets (clang, ASan+UBSan), 10^5 executions each plus their regressions.
 set -eu

@@ -54,6 +54,7 @@ void View::damage_whole() {
 Scene::Scene(Server& server) : server_(server) {
   wl_signal_init(&on_view_mapped);
   wl_signal_init(&on_view_unmapped);
+  wl_signal_init(&on_surface_committed);
 }
 
 void Scene::add(View* v) { views_.push_back(v); }
@@ -84,6 +85,8 @@ View* Scene::top_view() const {
 }
 
 void Scene::collect_tree(Surface& s, int32_t x, int32_t y, std::vector<SceneItem>& out) const {
+  // A subsurface without a buffer is unmapped, and so is everything it parents (wl_subsurface).
+  if (s.as_subsurface() && !s.has_content()) return;
   for (Subsurface* sub : s.children_below())
     collect_tree(sub->surface(), x + sub->x(), y + sub->y(), out);
   if (s.has_content()) out.push_back({&s, Rect{x, y, s.width(), s.height()}});
@@ -137,6 +140,7 @@ bool Scene::surface_origin(const Surface& s, int32_t* x, int32_t* y) const {
     oy += sub->y();
     cur = sub->parent();
     if (!cur) return false;
+    if (cur->as_subsurface() && !cur->has_content()) return false;  // an unmapped ancestor
   }
   for (View* v : views_) {
     if (&v->surface() != cur) continue;
@@ -165,6 +169,11 @@ void Scene::surface_committed(Surface& s, const Rect& old_box, bool old_visible)
   }
   s.clear_damage();
   damage(d);
+  // A subsurface that maps or unmaps shows or hides its whole subtree.
+  if (old_visible != visible && s.as_subsurface() &&
+      (!s.children_below().empty() || !s.children_above().empty())) {
+    if (View* v = view_of(s)) v->damage_whole();
+  }
   // Output membership for enter/leave and frame pacing.
   std::vector<Output*> on;
   Output* primary = nullptr;
@@ -183,6 +192,7 @@ void Scene::surface_committed(Surface& s, const Rect& old_box, bool old_visible)
   }
   s.update_outputs(on);
   if (primary || !visible) s.set_primary_output(primary);
+  wl_signal_emit_mutable(&on_surface_committed, &s);
 }
 
 void Scene::damage(const Region& layout_region) {

@@ -56,6 +56,10 @@ class View {
     std::string offload_env;  // "DRI_PRIME=1" etc.; empty: none
   };
   virtual std::optional<Identity> identity() const { return std::nullopt; }
+  // A popup with an explicit grab: while mapped it holds the keyboard focus; the seat calls
+  // dismiss_grab() when the grab ends (a click outside its client).
+  virtual bool grabs_keyboard() const { return false; }
+  virtual void dismiss_grab() {}
 
  private:
   Scene& scene_;
@@ -98,6 +102,9 @@ class Scene {
 
   wl_signal on_view_mapped;    // data: View*
   wl_signal on_view_unmapped;  // data: View*; also emitted when a mapped view is destroyed
+  // After surface_committed: the surface may have moved, resized, (un)mapped or restacked
+  // its subsurfaces, so what lies under the pointer may have changed. data: Surface*
+  wl_signal on_surface_committed;
 
  private:
   void collect_tree(Surface& s, int32_t x, int32_t y, std::vector<SceneItem>& out) const;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "core/output.hpp"
 #include "core/scene.hpp"
@@ -13,6 +14,7 @@
 #include "input/layout_clamp.hpp"
 #include "util/clock.hpp"
 #include "util/log.hpp"
+#include "relative-pointer-unstable-v1-protocol.h"
 
 namespace ferry {
 
@@ -38,11 +40,20 @@ Seat::Seat(Server& server, std::unique_ptr<KeyboardState> keyboard)
   view_mapped_.connect(&server_.scene().on_view_mapped, [this](void* data) {
     auto* view = static_cast<View*>(data);
     if (view->wants_focus()) focus_view(view);
+    if (view->grabs_keyboard()) {
+      grabs_.push_back(view);
+      set_keyboard_focus(keyboard_target());
+    }
     rebase_pointer();
   });
   view_unmapped_.connect(&server_.scene().on_view_unmapped, [this](void* data) {
     auto* view = static_cast<View*>(data);
     // The view may be half destroyed (emitted from ~View): no calls into it.
+    auto grab = std::find(grabs_.begin(), grabs_.end(), view);
+    if (grab != grabs_.end()) {
+      grabs_.erase(grab);
+      if (view != focused_view_) set_keyboard_focus(keyboard_target());
+    }
     if (view == focused_view_) {
       focused_view_ = nullptr;
       focus_view(next_focus_candidate(view, nullptr));
@@ -50,6 +61,9 @@ Seat::Seat(Server& server, std::unique_ptr<KeyboardState> keyboard)
     }
     rebase_pointer();
   });
+  // The scene changed under a still pointer: re-pick the focus (enter/leave, motion).
+  surface_committed_.connect(&server_.scene().on_surface_committed,
+                             [this](void*) { rebase_pointer(); });
   // wl_display_destroy frees the global itself.
   display_destroy_.set_callback([this](void*) { global_ = nullptr; });
   wl_display_add_destroy_listener(server_.display(), display_destroy_.raw());
@@ -66,6 +80,13 @@ Seat::Seat(Server& server, std::unique_ptr<KeyboardState> keyboard)
     auto* dying = static_cast<Surface*>(data);
     keyboard_focus_ = nullptr;
     keyboard_focus_destroy_.disconnect();
+    auto grab = std::find_if(grabs_.begin(), grabs_.end(),
+                             [dying](View* v) { return &v->surface() == dying; });
+    if (grab != grabs_.end()) {  // a grabbing popup's surface: focus goes back down
+      grabs_.erase(grab);
+      set_keyboard_focus(keyboard_target());
+      return;
+    }
     focused_view_ = nullptr;  // its surface is gone; do not touch the view
     focus_view(next_focus_candidate(nullptr, dying));
   });
@@ -89,7 +110,7 @@ Seat::Seat(Server& server, std::unique_ptr<KeyboardState> keyboard)
 
 Seat::~Seat() {
   // Resources outliving the seat become inert; their destroy callbacks check for null.
-  for (auto* list : {&seats_, &pointers_, &keyboards_})
+  for (auto* list : {&seats_, &pointers_, &keyboards_, &touch_resources_, &relative_pointers_})
     for (wl_resource* r : *list) wl_resource_set_user_data(r, nullptr);
   if (global_) wl_global_destroy(global_);
   // Listeners of our signals may outlive us (protocol globals): unhook them.
@@ -103,11 +124,16 @@ Seat::~Seat() {
 }
 
 uint32_t Seat::capabilities() const {
-  return WL_SEAT_CAPABILITY_POINTER | (keyboard_ ? WL_SEAT_CAPABILITY_KEYBOARD : 0);
+  return WL_SEAT_CAPABILITY_POINTER | (keyboard_ ? WL_SEAT_CAPABILITY_KEYBOARD : 0) |
+         (touch_devices_ > 0 ? WL_SEAT_CAPABILITY_TOUCH : 0);
+}
+
+void Seat::send_capabilities() {
+  for (wl_resource* r : seats_) wl_seat_send_capabilities(r, capabilities());
 }
 
 void Seat::remove_resource(wl_resource* r) {
-  for (auto* list : {&seats_, &pointers_, &keyboards_})
+  for (auto* list : {&seats_, &pointers_, &keyboards_, &touch_resources_, &relative_pointers_})
     list->erase(std::remove(list->begin(), list->end(), r), list->end());
 }
 
@@ -120,6 +146,13 @@ void Seat::clamp_to_outputs(double* x, double* y) const {
 }
 
 void Seat::pointer_motion_absolute(uint32_t time_ms, double x, double y) {
+  // A locked pointer stays where it is; a confined one stays in its region.
+  if (active_constraint_ && active_constraint_->kind() == PointerConstraint::Kind::lock) return;
+  move_pointer(time_ms, x, y);
+}
+
+void Seat::move_pointer(uint32_t time_ms, double x, double y) {
+  confine(&x, &y);
   clamp_to_outputs(&x, &y);
   x_ = x;
   y_ = y;
@@ -127,12 +160,45 @@ void Seat::pointer_motion_absolute(uint32_t time_ms, double x, double y) {
 }
 
 void Seat::pointer_motion_relative(uint32_t time_ms, double dx, double dy) {
-  pointer_motion_absolute(time_ms, x_ + dx, y_ + dy);
+  pointer_motion_relative_raw(uint64_t(time_ms) * 1000, dx, dy, dx, dy);
+}
+
+void Seat::pointer_motion_relative_raw(uint64_t time_us, double dx, double dy, double dx_unaccel,
+                                       double dy_unaccel) {
+  uint32_t time_ms = uint32_t(time_us / 1000);
+  // Relative motion reaches the focused client even when the pointer cannot move (lock,
+  // output edge, confinement): that is what games read.
+  bool relative_sent = false;
+  if (pointer_focus_) {
+    for (wl_resource* r : relative_pointers_) {
+      if (!same_client(r, pointer_focus_)) continue;
+      zwp_relative_pointer_v1_send_relative_motion(
+          r, uint32_t(time_us >> 32), uint32_t(time_us), wl_fixed_from_double(dx),
+          wl_fixed_from_double(dy), wl_fixed_from_double(dx_unaccel),
+          wl_fixed_from_double(dy_unaccel));
+      relative_sent = true;
+    }
+  }
+  wl_fixed_t old_x = wl_fixed_from_double(focus_sx_), old_y = wl_fixed_from_double(focus_sy_);
+  Surface* old_focus = pointer_focus_;
+  if (!active_constraint_ || active_constraint_->kind() != PointerConstraint::Kind::lock)
+    move_pointer(time_ms, x_ + dx, y_ + dy);
+  // No wl_pointer.motion went out to close the group: end it with a frame.
+  if (relative_sent && pointer_focus_ == old_focus && wl_fixed_from_double(focus_sx_) == old_x &&
+      wl_fixed_from_double(focus_sy_) == old_y) {
+    for (wl_resource* p : pointers_)
+      if (same_client(p, pointer_focus_)) send_frame(p);
+  }
 }
 
 void Seat::rebase_pointer() { update_pointer_focus(now_ms(), true); }
 
 void Seat::update_pointer_focus(uint32_t time_ms, bool send_motion) {
+  pick_pointer_focus(time_ms, send_motion);
+  update_constraint();
+}
+
+void Seat::pick_pointer_focus(uint32_t time_ms, bool send_motion) {
   Surface* target = nullptr;
   double sx = 0, sy = 0;
   if (!buttons_.empty() && pointer_focus_) {
@@ -209,6 +275,10 @@ void Seat::pointer_button(uint32_t time_ms, uint32_t button, bool pressed) {
     buttons_.push_back(button);
     if (buttons_.size() == 1) {
       grab_serial_ = serial;
+      // A click outside the grabbing popup's client ends the grab (xdg_popup.grab).
+      if (!grabs_.empty() &&
+          (!pointer_focus_ || pointer_focus_->client() != grabs_.back()->surface().client()))
+        dismiss_grabs();
       // Click to focus: activate and raise the toplevel under the cursor.
       if (pointer_focus_) {
         View* view = server_.scene().view_of(*pointer_focus_);
@@ -221,6 +291,7 @@ void Seat::pointer_button(uint32_t time_ms, uint32_t button, bool pressed) {
   } else {
     buttons_.erase(it);
   }
+  if (pointer_focus_ && pressed) note_user_action(pointer_focus_->client(), serial);
   if (pointer_focus_) {
     uint32_t state = pressed ? WL_POINTER_BUTTON_STATE_PRESSED : WL_POINTER_BUTTON_STATE_RELEASED;
     for (wl_resource* p : pointers_) {
@@ -271,6 +342,101 @@ void Seat::set_cursor(wl_client* client, uint32_t serial, Surface* surface, int3
   cursor_commit_.connect(&surface->on_commit);
 }
 
+// ---- Pointer constraints ----
+
+void Seat::add_constraint(PointerConstraint* c) {
+  constraints_.push_back(c);
+  update_constraint();
+}
+
+void Seat::remove_constraint(PointerConstraint* c) {
+  constraints_.erase(std::remove(constraints_.begin(), constraints_.end(), c), constraints_.end());
+  if (active_constraint_ == c) active_constraint_ = nullptr;
+}
+
+PointerConstraint* Seat::constraint_of(const Surface& s) const {
+  for (PointerConstraint* c : constraints_)
+    if (&c->surface() == &s) return c;
+  return nullptr;
+}
+
+void Seat::update_constraint() {
+  PointerConstraint* want = nullptr;
+  if (pointer_focus_ && focused_view_ && server_.scene().view_of(*pointer_focus_) == focused_view_) {
+    PointerConstraint* c = constraint_of(*pointer_focus_);
+    // An active one stays active (the pointer cannot leave its region); a new one needs
+    // the pointer inside its region.
+    if (c && (c == active_constraint_ ||
+              (!c->defunct() && c->effective_region().contains(int32_t(std::floor(focus_sx_)),
+                                                               int32_t(std::floor(focus_sy_))))))
+      want = c;
+  }
+  if (want == active_constraint_) return;
+  if (PointerConstraint* old = std::exchange(active_constraint_, nullptr)) old->deactivated();
+  active_constraint_ = want;
+  if (want) want->activated();
+}
+
+void Seat::confine(double* x, double* y) const {
+  if (!active_constraint_ || active_constraint_->kind() != PointerConstraint::Kind::confine) return;
+  int32_t ox = 0, oy = 0;
+  if (!server_.scene().surface_origin(active_constraint_->surface(), &ox, &oy)) return;
+  Region region = active_constraint_->effective_region();
+  double sx = *x - ox, sy = *y - oy;
+  if (region.contains(int32_t(std::floor(sx)), int32_t(std::floor(sy)))) return;
+  // The nearest point of the region, on whole pixels at its right/bottom edges (the last
+  // pixel's origin, as Mir does and wlcs checks).
+  constexpr double kStep = 1.0;
+  double best = -1, bx = sx, by = sy;
+  for (const Rect& r : region.rects()) {
+    double cx = std::clamp(sx, double(r.x), double(r.right()) - kStep);
+    double cy = std::clamp(sy, double(r.y), double(r.y + r.height) - kStep);
+    double d = (cx - sx) * (cx - sx) + (cy - sy) * (cy - sy);
+    if (best < 0 || d < best) {
+      best = d;
+      bx = cx;
+      by = cy;
+    }
+  }
+  *x = ox + bx;
+  *y = oy + by;
+}
+
+void Seat::note_user_action(wl_client* client, uint32_t serial) {
+  action_client_ = client;
+  action_serial_ = serial;
+}
+
+bool Seat::is_latest_user_action(wl_client* client, uint32_t serial) const {
+  return client && client == action_client_ && serial == action_serial_;
+}
+
+// ---- Keyboard shortcuts inhibitors ----
+
+void Seat::add_shortcuts_inhibitor(ShortcutsInhibitor* i) {
+  inhibitors_.push_back(i);
+  update_inhibitor();
+}
+
+void Seat::remove_shortcuts_inhibitor(ShortcutsInhibitor* i) {
+  inhibitors_.erase(std::remove(inhibitors_.begin(), inhibitors_.end(), i), inhibitors_.end());
+  if (active_inhibitor_ == i) active_inhibitor_ = nullptr;
+}
+
+ShortcutsInhibitor* Seat::shortcuts_inhibitor_of(const Surface& s) const {
+  for (ShortcutsInhibitor* i : inhibitors_)
+    if (&i->surface() == &s) return i;
+  return nullptr;
+}
+
+void Seat::update_inhibitor() {
+  ShortcutsInhibitor* want = keyboard_focus_ ? shortcuts_inhibitor_of(*keyboard_focus_) : nullptr;
+  if (want == active_inhibitor_) return;
+  if (ShortcutsInhibitor* old = std::exchange(active_inhibitor_, nullptr)) old->deactivated();
+  active_inhibitor_ = want;
+  if (want) want->activated();
+}
+
 // ---- Keyboard ----
 
 View* Seat::next_focus_candidate(const View* excluded, const Surface* dying) const {
@@ -284,13 +450,29 @@ View* Seat::next_focus_candidate(const View* excluded, const Surface* dying) con
   return nullptr;
 }
 
+Surface* Seat::keyboard_target() const {
+  if (!grabs_.empty()) return &grabs_.back()->surface();
+  return focused_view_ ? &focused_view_->surface() : nullptr;
+}
+
+void Seat::dismiss_grabs() {
+  // Newest first; each dismissal unmaps its popup, which takes it off grabs_.
+  while (!grabs_.empty()) {
+    View* top = grabs_.back();
+    top->dismiss_grab();
+    if (!grabs_.empty() && grabs_.back() == top) grabs_.pop_back();  // did not unmap
+  }
+}
+
 void Seat::focus_view(View* view) {
-  if (view == focused_view_ && (!view || keyboard_focus_ == &view->surface())) return;
+  if (view == focused_view_ && keyboard_focus_ == keyboard_target()) return;
+  // Another window taking the focus ends the popup grabs.
+  if (view != focused_view_ && !grabs_.empty()) dismiss_grabs();
   View* old = focused_view_;
   focused_view_ = view;
   if (old && old != view) old->set_activated(false);
   if (view) view->set_activated(true);
-  set_keyboard_focus(view ? &view->surface() : nullptr);
+  set_keyboard_focus(keyboard_target());
 }
 
 void Seat::send_keyboard_enter(wl_resource* k, uint32_t serial) {
@@ -317,6 +499,8 @@ void Seat::set_keyboard_focus(Surface* surface) {
   keyboard_focus_ = surface;
   keyboard_focus_destroy_.disconnect();
   if (surface) keyboard_focus_destroy_.connect(&surface->on_destroy);
+  update_constraint();
+  update_inhibitor();
   wl_signal_emit_mutable(&on_keyboard_focus, surface);
   if (!surface || !keyboard_) return;
   uint32_t serial = server_.next_serial();
@@ -355,6 +539,7 @@ void Seat::keyboard_key(uint32_t time_ms, uint32_t key, bool pressed) {
   if (!keyboard_->update_key(key, pressed, &mods_changed)) return;
   if (!keyboard_focus_) return;
   uint32_t serial = server_.next_serial();
+  if (pressed) note_user_action(keyboard_focus_->client(), serial);
   uint32_t state = pressed ? WL_KEYBOARD_KEY_STATE_PRESSED : WL_KEYBOARD_KEY_STATE_RELEASED;
   const ModifierState& m = keyboard_->modifiers();
   uint32_t mods_serial = mods_changed ? server_.next_serial() : 0;
@@ -364,6 +549,133 @@ void Seat::keyboard_key(uint32_t time_ms, uint32_t key, bool pressed) {
     if (mods_changed)
       wl_keyboard_send_modifiers(k, mods_serial, m.depressed, m.latched, m.locked, m.group);
   }
+}
+
+// ---- Touch ----
+
+void Seat::touch_device_added() {
+  ever_had_touch_ = true;
+  if (++touch_devices_ == 1) send_capabilities();
+}
+
+void Seat::touch_device_removed() {
+  if (touch_devices_ == 0) return;
+  if (--touch_devices_ > 0) return;
+  // The points' device is gone: they lifted (an up, not a cancel: no gesture took them).
+  uint32_t time = now_ms();
+  while (!touch_points_.empty()) touch_up(time, touch_points_.back()->id);
+  touch_frame();
+  send_capabilities();
+}
+
+Surface* Seat::touch_focus(int32_t id) const {
+  for (auto& p : touch_points_)
+    if (p->id == id) return p->surface;
+  return nullptr;
+}
+
+void Seat::touch_down(uint32_t time_ms, int32_t id, double x, double y) {
+  for (auto& p : touch_points_)
+    if (p->id == id) return;  // already down: a source bug, not the client's
+  clamp_to_outputs(&x, &y);
+  double sx = 0, sy = 0;
+  Surface* target = server_.scene().surface_at(x, y, &sx, &sy);
+  auto point = std::make_unique<TouchPoint>();
+  point->id = id;
+  point->surface = target;
+  TouchPoint* raw = point.get();
+  if (target) {
+    point->surface_destroy.set_callback([this, raw](void* data) {
+      // The point leaves with its surface: an up (and frame) so the client's point ends;
+      // the device's own up later finds no surface and sends nothing.
+      wl_client* client = static_cast<Surface*>(data)->client();
+      uint32_t serial = server_.next_serial();
+      for (wl_resource* t : touch_resources_) {
+        if (wl_resource_get_client(t) != client) continue;
+        wl_touch_send_up(t, serial, now_ms(), raw->id);
+        wl_touch_send_frame(t);
+      }
+      raw->surface = nullptr;
+      raw->surface_destroy.disconnect();
+    });
+    point->surface_destroy.connect(&target->on_destroy);
+  }
+  touch_points_.push_back(std::move(point));
+  if (!target) return;
+  // Touching a toplevel activates it, as a click does.
+  View* view = server_.scene().view_of(*target);
+  if (view && view->wants_focus() && view->mapped()) {
+    server_.scene().raise(view);
+    focus_view(view);
+  }
+  if (!raw->surface) return;  // focus change made its client destroy it
+  uint32_t serial = server_.next_serial();
+  note_user_action(target->client(), serial);
+  for (wl_resource* t : touch_resources_) {
+    if (!same_client(t, target)) continue;
+    wl_touch_send_down(t, serial, time_ms, target->resource(), id, wl_fixed_from_double(sx),
+                       wl_fixed_from_double(sy));
+  }
+  if (std::find(touch_frame_clients_.begin(), touch_frame_clients_.end(), target->client()) ==
+      touch_frame_clients_.end())
+    touch_frame_clients_.push_back(target->client());
+}
+
+void Seat::touch_motion(uint32_t time_ms, int32_t id, double x, double y) {
+  auto it = std::find_if(touch_points_.begin(), touch_points_.end(),
+                         [id](const auto& p) { return p->id == id; });
+  if (it == touch_points_.end() || !(*it)->surface) return;
+  Surface* s = (*it)->surface;
+  clamp_to_outputs(&x, &y);
+  int32_t ox = 0, oy = 0;
+  if (!server_.scene().surface_origin(*s, &ox, &oy)) return;  // unmapped meanwhile
+  for (wl_resource* t : touch_resources_) {
+    if (!same_client(t, s)) continue;
+    wl_touch_send_motion(t, time_ms, id, wl_fixed_from_double(x - ox), wl_fixed_from_double(y - oy));
+  }
+  if (std::find(touch_frame_clients_.begin(), touch_frame_clients_.end(), s->client()) ==
+      touch_frame_clients_.end())
+    touch_frame_clients_.push_back(s->client());
+}
+
+void Seat::end_touch_point(size_t index) {
+  touch_points_.erase(touch_points_.begin() + ptrdiff_t(index));
+}
+
+void Seat::touch_up(uint32_t time_ms, int32_t id) {
+  for (size_t i = 0; i < touch_points_.size(); ++i) {
+    if (touch_points_[i]->id != id) continue;
+    Surface* s = touch_points_[i]->surface;
+    if (s) {
+      uint32_t serial = server_.next_serial();
+      for (wl_resource* t : touch_resources_)
+        if (same_client(t, s)) wl_touch_send_up(t, serial, time_ms, id);
+      if (std::find(touch_frame_clients_.begin(), touch_frame_clients_.end(), s->client()) ==
+          touch_frame_clients_.end())
+        touch_frame_clients_.push_back(s->client());
+    }
+    end_touch_point(i);
+    return;
+  }
+}
+
+void Seat::touch_frame() {
+  for (wl_client* c : touch_frame_clients_)
+    for (wl_resource* t : touch_resources_)
+      if (wl_resource_get_client(t) == c) wl_touch_send_frame(t);
+  touch_frame_clients_.clear();
+}
+
+void Seat::touch_cancel() {
+  std::vector<wl_client*> clients;
+  for (auto& p : touch_points_)
+    if (p->surface && std::find(clients.begin(), clients.end(), p->surface->client()) == clients.end())
+      clients.push_back(p->surface->client());
+  touch_points_.clear();
+  touch_frame_clients_.clear();
+  for (wl_client* c : clients)
+    for (wl_resource* t : touch_resources_)
+      if (wl_resource_get_client(t) == c) wl_touch_send_cancel(t);
 }
 
 // ---- Selection ----

@@ -1,8 +1,11 @@
 #pragma once
-// wl_seat with pointer and keyboard, fed by an InputSource (libinput in a later issue; tests
-// and a wlcs module inject events through FakeInput). Focus: the pointer focus is the topmost
-// surface under the cursor (input regions); the keyboard focus follows the activated
-// toplevel (newly mapped toplevels and clicked ones get it).
+// wl_seat with pointer, keyboard and touch, fed by an InputSource (libinput in a later issue;
+// tests and the wlcs module inject events through FakeInput). Focus: the pointer focus is the
+// topmost surface under the cursor (input regions); the keyboard focus follows the activated
+// toplevel (newly mapped toplevels and clicked or touched ones get it), except while an
+// xdg_popup with a grab is mapped: the newest such popup holds it until it is dismissed (a
+// click outside its client, another window taking the focus). A touch point stays
+// with the surface it went down on until up, and lifts (up + frame) if that surface dies.
 //
 // Main thread only. Owned by the Server. The Seat is the model and sends the input events;
 // protocol/wl_seat.cpp creates the wl_seat global and the wl_pointer/wl_keyboard resources
@@ -17,6 +20,7 @@
 #include <vector>
 
 #include "util/listener.hpp"
+#include "util/region.hpp"
 #include "util/unique_fd.hpp"
 
 namespace ferry {
@@ -32,9 +36,25 @@ class InputSink {
   virtual ~InputSink() = default;
   virtual void pointer_motion_absolute(uint32_t time_ms, double x, double y) = 0;
   virtual void pointer_motion_relative(uint32_t time_ms, double dx, double dy) = 0;
+  // Relative motion with a µs timestamp and the deltas before pointer acceleration
+  // (zwp_relative_pointer_v1 needs both). The default drops the extra precision.
+  virtual void pointer_motion_relative_raw(uint64_t time_us, double dx, double dy,
+                                           double dx_unaccel, double dy_unaccel) {
+    pointer_motion_relative(uint32_t(time_us / 1000), dx, dy);
+  }
   virtual void pointer_button(uint32_t time_ms, uint32_t button, bool pressed) = 0;
   virtual void pointer_axis(uint32_t time_ms, bool horizontal, double value) = 0;
   virtual void keyboard_key(uint32_t time_ms, uint32_t key, bool pressed) = 0;
+  // Touch: points by device-unique id, in layout coordinates; a frame ends each group of
+  // point events; cancel ends every point (the compositor took the gesture). A source
+  // announces its touch devices so the seat can advertise the touch capability.
+  virtual void touch_device_added() {}
+  virtual void touch_device_removed() {}
+  virtual void touch_down(uint32_t time_ms, int32_t id, double x, double y) {}
+  virtual void touch_motion(uint32_t time_ms, int32_t id, double x, double y) {}
+  virtual void touch_up(uint32_t time_ms, int32_t id) {}
+  virtual void touch_frame() {}
+  virtual void touch_cancel() {}
 };
 
 // Something that can be the seat's selection (wl_data_source today; primary selection or a
@@ -55,6 +75,38 @@ class SelectionSource {
   wl_signal on_destroy;  // data: SelectionSource*; emitted from the base destructor
 };
 
+// A pointer constraint (zwp_pointer_constraints_v1 lock or confinement), owned by its
+// protocol object (protocol/pointer_constraints.cpp), which registers it with the seat for
+// its life. The seat decides when it is active: while its surface has the pointer focus and
+// belongs to the keyboard-focused window, and the pointer is inside its region.
+class PointerConstraint {
+ public:
+  enum class Kind { lock, confine };
+  virtual ~PointerConstraint() = default;
+  virtual Kind kind() const = 0;
+  virtual Surface& surface() const = 0;
+  // Surface-local area it applies to: the client's region (or all) ∩ the input region ∩
+  // the surface's bounds.
+  virtual Region effective_region() const = 0;
+  // A oneshot constraint that was deactivated never activates again.
+  virtual bool defunct() const = 0;
+  virtual void activated() = 0;    // sends locked/confined
+  virtual void deactivated() = 0;  // sends unlocked/unconfined
+  // Lock: the cursor position hint (surface-local), if the client set one.
+  virtual bool cursor_hint(double* sx, double* sy) const = 0;
+};
+
+// A zwp_keyboard_shortcuts_inhibitor_v1, owned by its protocol object
+// (protocol/keyboard_shortcuts_inhibit.cpp), registered with the seat for its life. It is
+// active while its surface has the keyboard focus.
+class ShortcutsInhibitor {
+ public:
+  virtual ~ShortcutsInhibitor() = default;
+  virtual Surface& surface() const = 0;
+  virtual void activated() = 0;    // sends active
+  virtual void deactivated() = 0;  // sends inactive
+};
+
 class Seat final : public InputSink {
  public:
   // keyboard may be null (keymap failed to compile): the seat then has no keyboard capability.
@@ -73,9 +125,18 @@ class Seat final : public InputSink {
   // InputSink.
   void pointer_motion_absolute(uint32_t time_ms, double x, double y) override;
   void pointer_motion_relative(uint32_t time_ms, double dx, double dy) override;
+  void pointer_motion_relative_raw(uint64_t time_us, double dx, double dy, double dx_unaccel,
+                                   double dy_unaccel) override;
   void pointer_button(uint32_t time_ms, uint32_t button, bool pressed) override;
   void pointer_axis(uint32_t time_ms, bool horizontal, double value) override;
   void keyboard_key(uint32_t time_ms, uint32_t key, bool pressed) override;
+  void touch_device_added() override;
+  void touch_device_removed() override;
+  void touch_down(uint32_t time_ms, int32_t id, double x, double y) override;
+  void touch_motion(uint32_t time_ms, int32_t id, double x, double y) override;
+  void touch_up(uint32_t time_ms, int32_t id) override;
+  void touch_frame() override;
+  void touch_cancel() override;
 
   // Pointer. Position in layout coordinates, clamped to the outputs.
   double pointer_x() const { return x_; }
@@ -105,6 +166,32 @@ class Seat final : public InputSink {
   // Activates 'view' (must be mapped; null clears) and moves the keyboard focus to it.
   void focus_view(View* view);
 
+  // Touch. The capability is advertised while a touch device exists; get_touch is a
+  // missing_capability error only if the seat never had one (wl_seat spec).
+  bool ever_had_touch() const { return ever_had_touch_; }
+  // The surface a touch point went down on (null if none or the point is unknown).
+  Surface* touch_focus(int32_t id) const;
+
+  // Pointer constraints: registered by their protocol objects; at most one per surface.
+  void add_constraint(PointerConstraint* c);
+  void remove_constraint(PointerConstraint* c);  // before it dies; no event is sent
+  PointerConstraint* constraint_of(const Surface& s) const;
+  PointerConstraint* active_constraint() const { return active_constraint_; }
+  // Its region or its surface changed: re-check activation (and confinement).
+  void constraint_changed(PointerConstraint* c) { (void)c; update_constraint(); }
+
+  // Whether 'serial' is that of the latest user action (button or key press, touch down)
+  // and went to 'client' (xdg_activation tokens carry one to prove user intent).
+  bool is_latest_user_action(wl_client* client, uint32_t serial) const;
+
+  // Keyboard shortcuts inhibitors: at most one per surface. While one is active the
+  // compositor's own key bindings must pass keys to the client (compositor keys check
+  // shortcuts_inhibited()).
+  void add_shortcuts_inhibitor(ShortcutsInhibitor* i);
+  void remove_shortcuts_inhibitor(ShortcutsInhibitor* i);  // before it dies; no event
+  ShortcutsInhibitor* shortcuts_inhibitor_of(const Surface& s) const;
+  bool shortcuts_inhibited() const { return active_inhibitor_ != nullptr; }
+
   // Selection (clipboard). The last serial wins; an older serial is ignored.
   SelectionSource* selection() const { return selection_; }
   void set_selection(SelectionSource* source, uint32_t serial);
@@ -113,6 +200,9 @@ class Seat final : public InputSink {
   void add_seat_resource(wl_resource* r) { seats_.push_back(r); }
   void add_pointer(wl_resource* r);   // sends enter if its client has the focus
   void add_keyboard(wl_resource* r);  // sends keymap, repeat_info, and enter if focused
+  void add_touch(wl_resource* r) { touch_resources_.push_back(r); }
+  // zwp_relative_pointer_v1: gets relative_motion while its client has the pointer focus.
+  void add_relative_pointer(wl_resource* r) { relative_pointers_.push_back(r); }
   void remove_resource(wl_resource* r);
 
   // Emitted before wl_keyboard.enter goes out (wl_data_device.selection must precede it).
@@ -124,19 +214,39 @@ class Seat final : public InputSink {
   static constexpr int32_t kRepeatDelay = 600;  // ms
 
  private:
-  void update_pointer_focus(uint32_t time_ms, bool send_motion);
+  void update_pointer_focus(uint32_t time_ms, bool send_motion);  // then update_constraint
+  void pick_pointer_focus(uint32_t time_ms, bool send_motion);
   void set_pointer_focus(Surface* surface, double sx, double sy);
   void set_keyboard_focus(Surface* surface);
   void send_keyboard_enter(wl_resource* keyboard, uint32_t serial);
   void send_pointer_enter(wl_resource* pointer, uint32_t serial);
   View* next_focus_candidate(const View* excluded, const Surface* dying) const;
+  // The surface that should have the keyboard focus: the newest grabbing popup, else the
+  // focused view's.
+  Surface* keyboard_target() const;
+  void dismiss_grabs();
   void clamp_to_outputs(double* x, double* y) const;
+  void send_capabilities();
+  void update_constraint();
+  void update_inhibitor();
+  void note_user_action(wl_client* client, uint32_t serial);
+  // Moves the pointer to a layout position (clamped to the outputs, and into an active
+  // confinement) and updates the focus.
+  void move_pointer(uint32_t time_ms, double x, double y);
+  void confine(double* x, double* y) const;
+  void end_touch_point(size_t index);
 
   Server& server_;
   std::string name_ = "seat0";
   wl_global* global_ = nullptr;
   std::unique_ptr<KeyboardState> keyboard_;
-  std::vector<wl_resource*> seats_, pointers_, keyboards_;
+  std::vector<wl_resource*> seats_, pointers_, keyboards_, touch_resources_, relative_pointers_;
+  std::vector<PointerConstraint*> constraints_;
+  PointerConstraint* active_constraint_ = nullptr;
+  std::vector<ShortcutsInhibitor*> inhibitors_;
+  ShortcutsInhibitor* active_inhibitor_ = nullptr;
+  wl_client* action_client_ = nullptr;  // compared only, never dereferenced
+  uint32_t action_serial_ = 0;
 
   double x_ = 0, y_ = 0;
   Surface* pointer_focus_ = nullptr;
@@ -151,14 +261,27 @@ class Seat final : public InputSink {
   Listener cursor_destroy_, cursor_commit_;
 
   View* focused_view_ = nullptr;
+  // Mapped popups with a keyboard grab, oldest first; the newest has the keyboard focus.
+  std::vector<View*> grabs_;
   Surface* keyboard_focus_ = nullptr;
   Listener keyboard_focus_destroy_;
+
+  // A touch point lives from down to up/cancel; it stays with the surface it went down on.
+  struct TouchPoint {
+    int32_t id = 0;
+    Surface* surface = nullptr;  // null once that surface is destroyed
+    Listener surface_destroy;
+  };
+  std::vector<std::unique_ptr<TouchPoint>> touch_points_;
+  std::vector<wl_client*> touch_frame_clients_;  // clients owed a wl_touch.frame
+  int touch_devices_ = 0;
+  bool ever_had_touch_ = false;
 
   SelectionSource* selection_ = nullptr;
   uint32_t selection_serial_ = 0;
   Listener selection_destroy_;
 
-  Listener view_mapped_, view_unmapped_, display_destroy_;
+  Listener view_mapped_, view_unmapped_, surface_committed_, display_destroy_;
 };
 
 std::unique_ptr<Seat> create_seat(Server& server);

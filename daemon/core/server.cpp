@@ -119,6 +119,7 @@ bool Server::init(std::string* error) {
   create_subcompositor_global(*this);
   create_shm_global(*this);
   create_xdg_shell_global(*this);
+  create_wl_shell_global(*this);
   create_presentation_global(*this);
   create_viewporter_global(*this);
   create_data_device_global(*this);
@@ -127,6 +128,10 @@ bool Server::init(std::string* error) {
   create_linux_dmabuf_global(*this);  // only when EGL imports dmabufs and a device is known
   create_drm_syncobj_global(*this);   // only when the display device has timeline syncobjs
   create_seat_global(*this);
+  create_relative_pointer_global(*this);
+  create_pointer_constraints_global(*this);
+  create_keyboard_shortcuts_inhibit_global(*this);
+  create_xdg_activation_global(*this);
 
   if (kms_) {
     if (!kms_->start(error)) return false;

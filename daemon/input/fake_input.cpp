@@ -5,6 +5,8 @@
 
 namespace ferry {
 
+FakeInput::~FakeInput() { unplug_touchscreen(); }
+
 uint32_t FakeInput::now_ms() { return ns_to_ms(now_ns()); }
 
 void FakeInput::move_to(double x, double y) {
@@ -38,5 +40,34 @@ void FakeInput::key(uint32_t key) {
   key_down(key);
   key_up(key);
 }
+
+void FakeInput::plug_touchscreen() {
+  if (touchscreen_) return;
+  touchscreen_ = true;
+  sink_.touch_device_added();
+}
+
+void FakeInput::unplug_touchscreen() {
+  if (!touchscreen_) return;
+  touchscreen_ = false;
+  sink_.touch_device_removed();
+}
+
+void FakeInput::touch_down(int32_t id, double x, double y) {
+  sink_.touch_down(now_ms(), id, x, y);
+  sink_.touch_frame();
+}
+
+void FakeInput::touch_move(int32_t id, double x, double y) {
+  sink_.touch_motion(now_ms(), id, x, y);
+  sink_.touch_frame();
+}
+
+void FakeInput::touch_up(int32_t id) {
+  sink_.touch_up(now_ms(), id);
+  sink_.touch_frame();
+}
+
+void FakeInput::touch_cancel() { sink_.touch_cancel(); }
 
 }  // namespace ferry

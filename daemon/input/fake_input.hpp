@@ -1,5 +1,5 @@
 #pragma once
-// A synthetic input device: feeds pointer and keyboard events into an InputSink (the Seat)
+// A synthetic input device: feeds pointer, keyboard and touch events into an InputSink (the Seat)
 // with CLOCK_MONOTONIC timestamps. Tests that run the Server in-process use it, and so will
 // the wlcs integration module. It keeps its own idea of the pointer position so relative
 // helpers (move_by) and absolute ones can be mixed; the seat clamps to the outputs.
@@ -15,6 +15,9 @@ class InputSink;
 class FakeInput {
  public:
   explicit FakeInput(InputSink& sink) : sink_(sink) {}
+  ~FakeInput();  // unplugs its touchscreen, if plugged
+  FakeInput(const FakeInput&) = delete;
+  FakeInput& operator=(const FakeInput&) = delete;
 
   // Pointer, in layout coordinates.
   void move_to(double x, double y);
@@ -30,6 +33,15 @@ class FakeInput {
   void key_up(uint32_t key);
   void key(uint32_t key);  // press then release
 
+  // Touch, in layout coordinates. A touchscreen must be plugged first (the seat then
+  // advertises the touch capability); each call ends with a touch frame.
+  void plug_touchscreen();
+  void unplug_touchscreen();
+  void touch_down(int32_t id, double x, double y);
+  void touch_move(int32_t id, double x, double y);
+  void touch_up(int32_t id);
+  void touch_cancel();
+
   double x() const { return x_; }
   double y() const { return y_; }
 
@@ -38,6 +50,7 @@ class FakeInput {
 
   InputSink& sink_;
   double x_ = 0, y_ = 0;
+  bool touchscreen_ = false;
 };
 
 }  // namespace ferry

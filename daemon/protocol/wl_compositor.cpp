@@ -8,6 +8,7 @@
 #include "core/server.hpp"
 #include "core/surface.hpp"
 #include "protocol/globals.hpp"
+#include "protocol/wl_compositor.hpp"
 #include "protocol/viewporter.hpp"
 #include "util/resource_list.hpp"
 
@@ -303,6 +304,8 @@ void subcompositor_bind(wl_client* client, void* data, uint32_t version, uint32_
 }
 
 }  // namespace
+
+const Region* wl_region_contents(wl_resource* resource) { return region_from_resource(resource); }
 
 extern const struct wl_surface_interface kSurfaceImpl;
 const struct wl_surface_interface kSurfaceImpl = {

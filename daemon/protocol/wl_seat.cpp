@@ -16,7 +16,7 @@ namespace {
 
 constexpr uint32_t kSeatVersion = 8;
 
-// wl_seat, wl_pointer and wl_keyboard resources point at the Seat (null once it is gone);
+// wl_seat, wl_pointer, wl_keyboard and wl_touch resources point at the Seat (null once it is gone);
 // they are only unregistered here, the Seat is owned by the Server.
 void resource_destroyed(wl_resource* r) {
   if (auto* seat = static_cast<Seat*>(wl_resource_get_user_data(r))) seat->remove_resource(r);
@@ -76,20 +76,21 @@ void seat_get_keyboard(wl_client* client, wl_resource* seat_resource, uint32_t i
 
 void seat_get_touch(wl_client* client, wl_resource* seat_resource, uint32_t id) {
   auto* seat = static_cast<Seat*>(wl_resource_get_user_data(seat_resource));
-  if (seat) {
-    // ferry's seat has never had touch: wayland.xml makes this a missing_capability error.
+  if (seat && !seat->ever_had_touch()) {
+    // wayland.xml: missing_capability only when the seat never had touch.
     wl_resource_post_error(seat_resource, WL_SEAT_ERROR_MISSING_CAPABILITY,
                            "the seat has no touch capability");
     return;
   }
-  // Inert seat: an inert wl_touch keeps the client's id space consistent.
+  // With no touch device left (or an inert seat) the wl_touch simply gets no events.
   wl_resource* r =
       wl_resource_create(client, &wl_touch_interface, wl_resource_get_version(seat_resource), id);
   if (!r) {
     wl_client_post_no_memory(client);
     return;
   }
-  wl_resource_set_implementation(r, &touch_impl, nullptr, nullptr);
+  wl_resource_set_implementation(r, &touch_impl, seat, resource_destroyed);
+  if (seat) seat->add_touch(r);
 }
 
 const struct wl_seat_interface seat_impl = {
@@ -118,6 +119,13 @@ Seat* seat_from_resource(wl_resource* resource) {
   if (!resource || !wl_resource_instance_of(resource, &wl_seat_interface, &seat_impl))
     return nullptr;
   return static_cast<Seat*>(wl_resource_get_user_data(resource));
+}
+
+bool pointer_seat_from_resource(wl_resource* resource, Seat** seat) {
+  if (!resource || !wl_resource_instance_of(resource, &wl_pointer_interface, &pointer_impl))
+    return false;
+  *seat = static_cast<Seat*>(wl_resource_get_user_data(resource));
+  return true;
 }
 
 void create_seat_global(Server& server) {

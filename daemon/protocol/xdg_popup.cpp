@@ -13,9 +13,14 @@ namespace {
 
 class PopupView final : public View {
  public:
-  using View::View;
+  PopupView(Scene& scene, Surface& root, XdgPopup& popup) : View(scene, root), popup_(popup) {}
   const char* kind() const override { return "xdg_popup"; }
   bool wants_focus() const override { return false; }
+  bool grabs_keyboard() const override { return popup_.grabbing() && !popup_.dismissed(); }
+  void dismiss_grab() override { popup_.dismiss(); }
+
+ private:
+  XdgPopup& popup_;
 };
 
 XdgPopup* pp(wl_resource* r) { return static_cast<XdgPopup*>(wl_resource_get_user_data(r)); }
@@ -65,7 +70,7 @@ XdgPopup::XdgPopup(XdgSurface& xdg, XdgSurface* parent, const XdgPositionerRules
     : xdg_(&xdg), parent_(parent), resource_(resource), rules_(rules) {
   wl_resource_set_implementation(resource, &kPopupImpl, this, popup_resource_destroy);
   Surface& s = *xdg.surface();
-  view_ = std::make_unique<PopupView>(s.server().scene(), s);
+  view_ = std::make_unique<PopupView>(s.server().scene(), s, *this);
   if (parent_) {
     parent_->popups().push_back(this);
     // View positions of popups are relative to the parent view's root surface.
@@ -137,7 +142,8 @@ bool XdgPopup::grab() {
       return true;
     }
   }
-  // Accepted. Keyboard focus for grabs is not implemented (needs seat support).
+  // Accepted: once mapped, the popup holds the keyboard focus (core/seat.cpp) until it is
+  // dismissed or a click lands outside its client's surfaces.
   grabbing_ = true;
   return true;
 }

@@ -219,6 +219,10 @@ class XdgToplevel {
   void request_activated(bool activated);
   void request_maximized(bool maximized);
   void request_fullscreen(bool fullscreen, Output* output);
+  // Compositor side: puts the window geometry's top-left at a layout position (a window
+  // manager's move; the wlcs module's position_window_absolute). Kept by the first map if
+  // the window is not mapped yet.
+  void move_window(int32_t x, int32_t y);
 
   // Signals (data: XdgToplevel*). Listeners outside this file must disconnect when
   // on_destroy fires; any still connected afterwards are unlinked, never called again.

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "core/output.hpp"
+#include "core/seat.hpp"
 #include "core/server.hpp"
 #include "protocol/xdg_shell.hpp"
 #include "util/log.hpp"
@@ -343,6 +344,18 @@ void XdgToplevel::apply_configure(const XdgConfigure& c) {
     wy_ = saved_y_;
   }
   current_ = c;
+}
+
+void XdgToplevel::move_window(int32_t x, int32_t y) {
+  wx_ = x;
+  wy_ = y;
+  placed_ = true;
+  if (!current_.maximized && !current_.fullscreen) {
+    saved_x_ = x;
+    saved_y_ = y;
+  }
+  update_view_position();
+  if (view_ && view_->mapped() && xdg_) xdg_->surface()->server().seat().rebase_pointer();
 }
 
 void XdgToplevel::place_initially() {

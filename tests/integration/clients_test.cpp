@@ -83,7 +83,9 @@ TEST(Clients, WaylandInfoListsExactlyTheExpectedGlobals) {
       {"wp_presentation", {1}},        {"wp_viewporter", {1}},
       {"wl_seat", {8}},                {"wl_data_device_manager", {3}},
       {"zwlr_screencopy_manager_v1", {3}}, {"zxdg_output_manager_v1", {3}},
-      {"wl_output", {4, 4}},
+      {"wl_output", {4, 4}},           {"wl_shell", {1}},
+      {"zwp_relative_pointer_manager_v1", {1}}, {"zwp_pointer_constraints_v1", {1}},
+      {"zwp_keyboard_shortcuts_inhibit_manager_v1", {1}}, {"xdg_activation_v1", {1}},
   };
   EXPECT_EQ(globals, want) << out;
   for (const char* fmt : {"'AR24'", "'XR24'", "'AB24'", "'XB24'", "'RG16'"})

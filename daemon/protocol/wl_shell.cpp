@@ -1,0 +1,251 @@
+// wl_shell: the deprecated shell of wayland.xml, still spoken by old clients (and by wlcs
+// 1.5, which builds its test windows with it when it is offered). Toplevel, transient,
+// maximized, fullscreen and popup surfaces become scene views like xdg ones.
+// Limits: interactive move/resize are accepted and ignored (as for xdg_toplevel); a popup's
+// pointer grab is not enforced: popup_done goes out when its parent unmaps or the popup is
+// replaced, not on a click outside.
+
+#include <wayland-server-protocol.h>
+
+#include <memory>
+
+#include "core/output.hpp"
+#include "core/scene.hpp"
+#include "core/seat.hpp"
+#include "core/server.hpp"
+#include "core/surface.hpp"
+#include "protocol/globals.hpp"
+#include "util/listener.hpp"
+
+namespace ferry {
+
+namespace {
+
+class ShellSurface;
+
+class ShellView final : public View {
+ public:
+  ShellView(Scene& scene, Surface& root, const ShellSurface& owner)
+      : View(scene, root), owner_(owner) {}
+  const char* kind() const override { return "wl_shell_surface"; }
+  bool wants_focus() const override;
+
+ private:
+  const ShellSurface& owner_;
+};
+
+class ShellSurface final : public SurfaceRole {
+ public:
+  enum class Kind { none, toplevel, transient, popup, maximized, fullscreen };
+
+  ShellSurface(Server& server, Surface& surface, wl_resource* resource)
+      : server_(server), surface_(&surface), resource_(resource) {
+    surface.set_role_object(this);
+    surface_destroy_.connect(&surface.on_destroy, [this](void*) { detach(); });
+    parent_unmapped_.set_callback([this](void* data) {
+      if (data == parent_view_) parent_gone();
+    });
+  }
+  ~ShellSurface() override { detach(); }
+
+  const char* name() const override { return "wl_shell_surface"; }
+  Surface* surface() const { return surface_; }
+  bool takes_focus() const {
+    return kind_ == Kind::toplevel || kind_ == Kind::maximized || kind_ == Kind::fullscreen ||
+           (kind_ == Kind::transient && !inactive_);
+  }
+
+  void set_toplevel_kind(Kind kind) {
+    if (!surface_) return;
+    end_popup();
+    set_parent(nullptr, 0, 0);
+    kind_ = kind;
+    inactive_ = false;
+    ensure_view();
+    if (kind == Kind::toplevel) {
+      if (!placed_) place();
+      view_->set_position(wx_, wy_);
+      return;
+    }
+    // Maximized and fullscreen fill the first output; tell the client its size.
+    Output* o = server_.outputs().empty() ? nullptr : server_.outputs().front().get();
+    if (!o) return;
+    Rect box = o->layout_box();
+    view_->set_position(box.x, box.y);
+    wl_shell_surface_send_configure(resource_, WL_SHELL_SURFACE_RESIZE_NONE, box.width, box.height);
+  }
+
+  void set_child_kind(Kind kind, Surface* parent, int32_t x, int32_t y, bool inactive) {
+    if (!surface_) return;
+    end_popup();
+    kind_ = kind;
+    inactive_ = inactive;
+    ensure_view();
+    set_parent(parent, x, y);
+  }
+
+  void post_commit(Surface& s) override {
+    if (!view_ || kind_ == Kind::none) return;
+    // Attach offsets move a toplevel window (wl_surface.attach).
+    int32_t dx = s.take_dx(), dy = s.take_dy();
+    if (kind_ == Kind::toplevel && (dx || dy)) {
+      wx_ += dx;
+      wy_ += dy;
+      view_->set_position(wx_, wy_);
+    }
+    if (!s.has_content()) {
+      if (view_->mapped()) view_->unmap();
+      return;
+    }
+    if (!view_->mapped()) {
+      view_->map();
+      server_.scene().raise(view_.get());
+    }
+  }
+
+ private:
+  void ensure_view() {
+    if (!view_) view_ = std::make_unique<ShellView>(server_.scene(), *surface_, *this);
+  }
+
+  void place() {
+    Rect area;
+    if (!server_.outputs().empty()) area = server_.outputs().front()->layout_box();
+    static constexpr int32_t kStep = 32, kSlots = 8;
+    int32_t slot = int32_t(server_.next_object_id() % kSlots) + 1;
+    wx_ = area.x + kStep * slot;
+    wy_ = area.y + kStep * slot;
+    placed_ = true;
+  }
+
+  // Children sit relative to the parent's view; without a mapped parent they are placed
+  // like toplevels.
+  void set_parent(Surface* parent, int32_t x, int32_t y) {
+    parent_unmapped_.disconnect();
+    parent_view_ = parent ? server_.scene().view_of(*parent) : nullptr;
+    if (parent_view_ && (!parent_view_->mapped() || parent_view_ == view_.get()))
+      parent_view_ = nullptr;
+    if (!view_) return;
+    if (parent_view_) {
+      int32_t ox = 0, oy = 0;
+      server_.scene().surface_origin(*parent, &ox, &oy);
+      view_->set_parent(parent_view_);
+      view_->set_position(ox - parent_view_->x() + x, oy - parent_view_->y() + y);
+      parent_unmapped_.connect(&server_.scene().on_view_unmapped);
+    } else {
+      view_->set_parent(nullptr);
+      if (!placed_) place();
+      view_->set_position(wx_, wy_);
+    }
+  }
+
+  void parent_gone() {
+    parent_unmapped_.disconnect();
+    parent_view_ = nullptr;
+    if (view_) {
+      if (view_->mapped()) view_->unmap();
+      view_->set_parent(nullptr);
+    }
+    end_popup();
+  }
+
+  void end_popup() {
+    if (kind_ == Kind::popup && resource_) wl_shell_surface_send_popup_done(resource_);
+    if (kind_ == Kind::popup) kind_ = Kind::none;
+  }
+
+  // The wl_surface or this object is going away: drop the view, stay inert.
+  void detach() {
+    parent_unmapped_.disconnect();
+    surface_destroy_.disconnect();
+    view_.reset();
+    parent_view_ = nullptr;
+    if (surface_ && surface_->role() == this) surface_->set_role_object(nullptr);
+    surface_ = nullptr;
+  }
+
+  Server& server_;
+  Surface* surface_;
+  wl_resource* resource_;
+  Kind kind_ = Kind::none;
+  bool inactive_ = false;
+  bool placed_ = false;
+  int32_t wx_ = 0, wy_ = 0;
+  std::unique_ptr<ShellView> view_;
+  View* parent_view_ = nullptr;
+  Listener surface_destroy_, parent_unmapped_;
+};
+
+bool ShellView::wants_focus() const { return owner_.takes_focus(); }
+
+ShellSurface* ss(wl_resource* r) { return static_cast<ShellSurface*>(wl_resource_get_user_data(r)); }
+
+void ss_pong(wl_client*, wl_resource*, uint32_t) {}  // ferryd never pings
+void ss_move(wl_client*, wl_resource*, wl_resource*, uint32_t) {}
+void ss_resize(wl_client*, wl_resource*, wl_resource*, uint32_t, uint32_t) {}
+void ss_set_toplevel(wl_client*, wl_resource* r) {
+  ss(r)->set_toplevel_kind(ShellSurface::Kind::toplevel);
+}
+void ss_set_transient(wl_client*, wl_resource* r, wl_resource* parent, int32_t x, int32_t y,
+                      uint32_t flags) {
+  ss(r)->set_child_kind(ShellSurface::Kind::transient, Surface::from_resource(parent), x, y,
+                        flags & WL_SHELL_SURFACE_TRANSIENT_INACTIVE);
+}
+void ss_set_fullscreen(wl_client*, wl_resource* r, uint32_t, uint32_t, wl_resource*) {
+  ss(r)->set_toplevel_kind(ShellSurface::Kind::fullscreen);
+}
+void ss_set_popup(wl_client*, wl_resource* r, wl_resource*, uint32_t, wl_resource* parent,
+                  int32_t x, int32_t y, uint32_t) {
+  ss(r)->set_child_kind(ShellSurface::Kind::popup, Surface::from_resource(parent), x, y, true);
+}
+void ss_set_maximized(wl_client*, wl_resource* r, wl_resource*) {
+  ss(r)->set_toplevel_kind(ShellSurface::Kind::maximized);
+}
+void ss_set_title(wl_client*, wl_resource*, const char*) {}
+void ss_set_class(wl_client*, wl_resource*, const char*) {}
+
+const struct wl_shell_surface_interface kShellSurfaceImpl = {
+    ss_pong,     ss_move,          ss_resize,        ss_set_toplevel, ss_set_transient,
+    ss_set_fullscreen, ss_set_popup, ss_set_maximized, ss_set_title,  ss_set_class,
+};
+
+void shell_surface_destroyed(wl_resource* r) { delete ss(r); }
+
+void shell_get_shell_surface(wl_client* client, wl_resource* shell, uint32_t id,
+                             wl_resource* surface_resource) {
+  Surface* surface = Surface::from_resource(surface_resource);
+  if (!surface) return;
+  if (!surface->set_role("wl_shell_surface", shell, WL_SHELL_ERROR_ROLE)) return;
+  if (surface->role()) {
+    wl_resource_post_error(shell, WL_SHELL_ERROR_ROLE, "wl_surface@%u already has a wl_shell_surface",
+                           wl_resource_get_id(surface_resource));
+    return;
+  }
+  wl_resource* r = wl_resource_create(client, &wl_shell_surface_interface, 1, id);
+  if (!r) {
+    wl_client_post_no_memory(client);
+    return;
+  }
+  auto* server = static_cast<Server*>(wl_resource_get_user_data(shell));
+  auto* s = new ShellSurface(*server, *surface, r);
+  wl_resource_set_implementation(r, &kShellSurfaceImpl, s, shell_surface_destroyed);
+}
+
+const struct wl_shell_interface kShellImpl = {shell_get_shell_surface};
+
+void shell_bind(wl_client* client, void* data, uint32_t version, uint32_t id) {
+  wl_resource* r = wl_resource_create(client, &wl_shell_interface, 1, id);
+  if (!r) {
+    wl_client_post_no_memory(client);
+    return;
+  }
+  wl_resource_set_implementation(r, &kShellImpl, data, nullptr);
+}
+
+}  // namespace
+
+void create_wl_shell_global(Server& server) {
+  wl_global_create(server.display(), &wl_shell_interface, 1, &server, shell_bind);
+}
+
+}  // namespace ferry
