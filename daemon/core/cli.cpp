@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <optional>
@@ -24,6 +25,7 @@
 #include "config/runtime.hpp"
 #include "config/watcher.hpp"
 #include "offload/offload_engine.hpp"
+#include "core/backend_choice.hpp"
 #include "core/control.hpp"
 #include "core/surface.hpp"
 #include "gpu/doctor.hpp"
@@ -47,8 +49,10 @@ const char kHelp[] =
     "form. Without a GPU it runs on its headless backend (EGL surfaceless, llvmpipe).\n"
     "\n"
     "Options:\n"
-    "  --backend NAME          headless (default) or kms (atomic KMS on the display\n"
-    "                          device, through libseat)\n"
+    "  --backend NAME          auto (default; also [general] backend): kms when a display\n"
+    "                          device and a seat are available, else headless; kms\n"
+    "                          (atomic KMS on the display device, through libseat) or\n"
+    "                          headless\n"
     "  --socket NAME           Wayland socket name in $XDG_RUNTIME_DIR (default: wayland-N)\n"
     "  --output WxH[@HZ][:T][*S]  add a headless output (repeatable; default\n"
     "                          1280x720@60); T: normal 90 180 270 flipped flipped-90\n"
@@ -150,13 +154,18 @@ CliResult parse_cli(int argc, char** argv, CliOptions* out, std::string* error) 
   int c;
   while ((c = getopt_long(argc, argv, "+h", longopts, nullptr)) != -1) {
     switch (c) {
-      case kBackend:
-        out->server.backend = optarg;
-        if (out->server.backend != "headless" && out->server.backend != "kms") {
-          *error = "unknown backend '" + out->server.backend + "' (headless or kms)";
+      case kBackend: {
+        out->backend = optarg;
+        out->backend_set = true;
+        std::vector<std::string> known = known_backends();
+        std::string names = "auto";
+        for (const auto& k : known) names += ", " + k;
+        if (out->backend != "auto" && std::find(known.begin(), known.end(), out->backend) == known.end()) {
+          *error = "unknown backend '" + out->backend + "' (" + names + ")";
           return CliResult::error;
         }
         break;
+      }
       case kSocket: out->server.socket = optarg; break;
       case kOutput: {
         OutputMode m;
@@ -419,6 +428,16 @@ int run_daemon(const CliOptions& cli) {
   });
 
   ServerOptions options = cli.server;
+  BackendConditions conditions;
+  conditions.requested = cli.backend_set ? cli.backend : config::to_string(cfg->backend);
+  conditions.requested_on_cli = cli.backend_set;
+  conditions.known = known_backends();
+  if (conditions.requested == "auto")
+    probe_backend_conditions(cli.display_device.empty() ? cfg->display_device : cli.display_device,
+                             &conditions);
+  BackendChoice choice = choose_backend(conditions);
+  log_info("backend: %s (%s)", choice.backend.c_str(), choice.reason.c_str());
+  options.backend = choice.backend;
   // The KMS backend always needs a display device (the config's, else discovered); headless
   // composes on one only when the command line names it.
   if (options.backend == "kms" || !cli.display_device.empty())
@@ -441,11 +460,26 @@ int run_daemon(const CliOptions& cli) {
       options.outputs.push_back(m);
     }
 
-  Server server(options);
-  if (!server.init(&error)) {
-    log_error("%s", error.c_str());
-    return 1;
+  auto server_ptr = std::make_unique<Server>(options);
+  if (!server_ptr->init(&error)) {
+    if (conditions.requested != "auto" || options.backend == "headless") {
+      log_error("%s", error.c_str());
+      return 1;
+    }
+    // auto: the probe saw a display device and a seat, but taking them failed.
+    log_warn("backend: %s failed (%s); falling back to headless", options.backend.c_str(),
+             error.c_str());
+    options.backend = "headless";
+    if (cli.display_device.empty()) options.display_device.clear();
+    server_ptr.reset();
+    server_ptr = std::make_unique<Server>(options);
+    if (!server_ptr->init(&error)) {
+      log_error("%s", error.c_str());
+      return 1;
+    }
   }
+  Server& server = *server_ptr;
+
   std::printf("ferryd: listening on WAYLAND_DISPLAY=%s\n", server.socket_name().c_str());
   std::fflush(stdout);
   std::string sock_err;

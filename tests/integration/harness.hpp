@@ -57,8 +57,8 @@ class Child {
 
 class Ferryd {
  public:
-  // Starts ferryd with 'args' (e.g. {"--output", "800x600@60"}) and waits for its
-  // "listening" line. Fails the current test (and returns false) when it does not come.
+  // Starts ferryd with 'args' (e.g. {"--output", "800x600@60"}; --backend headless is
+  // added unless 'args' name a backend) and waits for its "listening" line. Fails the current test (and returns false) when it does not come.
   bool start(const std::vector<std::string>& args);
   ~Ferryd();
 
