@@ -197,7 +197,7 @@ TEST(ConfigErrors, ExactPositions) {
             "test.toml:1:11: 'general' must be a table, not an integer");
   EXPECT_EQ(parse_error("[colours]\n"),
             "test.toml:1:2: unknown key 'colours' (known tables: general, headless, gpu, "
-            "transfer, rule)");
+            "transfer, input, rule)");
   EXPECT_EQ(parse_error("[headless]\noutputs = [\"1920x1080@60\", \"big\"]\n"),
             "test.toml:2:28: output mode must look like \"1920x1080@60\", not \"big\"");
 }
