@@ -27,6 +27,8 @@
 #include "offload/offload_engine.hpp"
 #include "core/backend_choice.hpp"
 #include "core/control.hpp"
+#include "core/live_input.hpp"
+#include "core/seat.hpp"
 #include "core/surface.hpp"
 #include "gpu/doctor.hpp"
 #include "gpu/gpu.hpp"
@@ -51,8 +53,8 @@ const char kHelp[] =
     "Options:\n"
     "  --backend NAME          auto (default; also [general] backend): kms when a display\n"
     "                          device and a seat are available, else headless; kms\n"
-    "                          (atomic KMS on the display device, through libseat) or\n"
-    "                          headless\n"
+    "                          (atomic KMS on the display device, input through\n"
+    "                          libinput, both through libseat) or headless\n"
     "  --socket NAME           Wayland socket name in $XDG_RUNTIME_DIR (default: wayland-N)\n"
     "  --output WxH[@HZ][:T][*S]  add a headless output (repeatable; default\n"
     "                          1280x720@60); T: normal 90 180 270 flipped flipped-90\n"
@@ -411,7 +413,8 @@ int run_daemon(const CliOptions& cli) {
   auto previous = std::make_shared<config::Config>(*cfg);
   // Run after each good reload, once the server exists (set below).
   auto after_reload = std::make_shared<std::function<void()>>();
-  config::ConfigWatcher watcher(watch_path, *cfg, [previous, after_reload](const config::Config& c) {
+  std::unique_ptr<LiveInput> input;  // after the server; the reload hook below reaches it
+  config::ConfigWatcher watcher(watch_path, *cfg, [previous, after_reload, &input](const config::Config& c) {
     log::set_level(c.log_level);
     log_info("config reloaded: %s (%zu rules)", c.path.c_str(), c.rules.size());
     // Rules, log level and transfer defaults apply at once; device and output choices
@@ -423,6 +426,8 @@ int run_daemon(const CliOptions& cli) {
     if (c.render_device != previous->render_device) restart_note("render_device");
     if (c.backend != previous->backend) restart_note("backend");
     if (c.headless_outputs.size() != previous->headless_outputs.size()) restart_note("outputs");
+    std::string input_err;
+    if (input && !input->apply(c.input, &input_err)) log_error("config: %s", input_err.c_str());
     *previous = c;
     if (*after_reload) (*after_reload)();
   });
@@ -479,7 +484,10 @@ int run_daemon(const CliOptions& cli) {
     }
   }
   Server& server = *server_ptr;
-
+  input = std::make_unique<LiveInput>(server);
+  if (!input->apply(cfg->input, &error)) log_error("config: %s", error.c_str());
+  if (server.kms() && !input->start_devices(&error))
+    log_warn("input: %s; no keyboard or pointer devices", error.c_str());
   std::printf("ferryd: listening on WAYLAND_DISPLAY=%s\n", server.socket_name().c_str());
   std::fflush(stdout);
   std::string sock_err;
@@ -615,6 +623,7 @@ int run_daemon(const CliOptions& cli) {
     waitpid(st.child, nullptr, 0);
   }
   notifier.stopping();
+  input.reset();
   config::remove_socket_file();
   if (timer) wl_event_source_remove(timer);
   for (auto* s : sources) wl_event_source_remove(s);

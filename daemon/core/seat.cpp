@@ -329,8 +329,30 @@ void Seat::add_keyboard(wl_resource* r) {
   wl_keyboard_send_keymap(r, WL_KEYBOARD_KEYMAP_FORMAT_XKB_V1, keyboard_->keymap_fd(),
                           keyboard_->keymap_size());
   if (wl_resource_get_version(r) >= WL_KEYBOARD_REPEAT_INFO_SINCE_VERSION)
-    wl_keyboard_send_repeat_info(r, kRepeatRate, kRepeatDelay);
+    wl_keyboard_send_repeat_info(r, repeat_rate_, repeat_delay_);
   if (same_client(r, keyboard_focus_)) send_keyboard_enter(r, server_.next_serial());
+}
+
+void Seat::set_keyboard(std::unique_ptr<KeyboardState> keyboard, int32_t repeat_rate,
+                        int32_t repeat_delay) {
+  repeat_rate_ = repeat_rate;
+  repeat_delay_ = repeat_delay;
+  if (keyboard && keyboard_) {
+    bool changed = false;
+    for (uint32_t key : keyboard_->pressed_keys()) keyboard->update_key(key, true, &changed);
+  }
+  if (keyboard) keyboard_ = std::move(keyboard);
+  if (!keyboard_) return;
+  uint32_t serial = server_.next_serial();
+  const ModifierState& m = keyboard_->modifiers();
+  for (wl_resource* k : keyboards_) {
+    wl_keyboard_send_keymap(k, WL_KEYBOARD_KEYMAP_FORMAT_XKB_V1, keyboard_->keymap_fd(),
+                            keyboard_->keymap_size());
+    if (wl_resource_get_version(k) >= WL_KEYBOARD_REPEAT_INFO_SINCE_VERSION)
+      wl_keyboard_send_repeat_info(k, repeat_rate_, repeat_delay_);
+    if (same_client(k, keyboard_focus_))
+      wl_keyboard_send_modifiers(k, serial, m.depressed, m.latched, m.locked, m.group);
+  }
 }
 
 void Seat::keyboard_key(uint32_t time_ms, uint32_t key, bool pressed) {

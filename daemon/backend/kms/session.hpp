@@ -26,10 +26,17 @@ class Session {
 
   // Opens a device node; the fd stays owned by the session. -1 with *error on failure.
   int open_device(const std::string& path, std::string* error);
+  // Closes an fd open_device() returned (input devices come and go; DRM stays open).
+  void close_device(int fd);
+  // Asks the seat manager to switch to VT 'vt' (Ctrl+Alt+Fn). False if it refused.
+  bool switch_session(int vt);
   bool active() const { return active_; }
   const std::string& seat_name() const { return seat_name_; }
 
   std::function<void(bool active)> on_active_changed;
+  // Further listeners (input devices follow the session too); called after
+  // on_active_changed, before the seat is acknowledged as disabled.
+  void add_active_listener(std::function<void(bool active)> fn) { listeners_.push_back(std::move(fn)); }
 
  private:
   Session() = default;
@@ -42,6 +49,7 @@ class Session {
   std::string seat_name_;
   struct OpenDevice { int id; int fd; };
   std::vector<OpenDevice> devices_;
+  std::vector<std::function<void(bool)>> listeners_;
 };
 
 }  // namespace ferry::kms
