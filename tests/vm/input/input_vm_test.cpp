@@ -2,7 +2,8 @@
 // a relative mouse -> evdev -> udev -> libinput (opened through libseat) -> the seat -> a
 // Wayland client. Checks key codes with the configured keymap (German: KEY_Y gives 'z'),
 // exact pointer deltas (flat acceleration), buttons and wheel, hot-plug of a second
-// keyboard, and the quit key. Also: a bare `ferryd` (no --backend) drives vkms.
+// keyboard, a VT switch and back (devices released and reopened), and the quit key.
+// Also: a bare `ferryd` (no --backend) drives vkms.
 // Runs inside the guest as root (libseat's builtin backend); starts its own systemd-udevd.
 
 #include <gtest/gtest.h>
@@ -253,6 +254,36 @@ TEST_F(VmInput, KeysPointerHotplugAndQuitKey) {
   ASSERT_TRUE(wait_until([&] {
     return std::regex_search(f.log(), std::regex("input: removed event[0-9]+ 'ferry-test-keyboard-2'"));
   }, 20s)) << f.log();
+
+  // Ctrl+Alt+F2 switches to VT 2 through libseat: the session goes inactive and libinput
+  // lets go of the devices; back on VT 1 (chvt) they are opened again and keys arrive.
+  auto count = [&](const std::string& re) {
+    std::string log = f.log();
+    std::regex r(re);
+    return std::distance(std::sregex_iterator(log.begin(), log.end(), r), std::sregex_iterator());
+  };
+  ASSERT_TRUE(kbd->key(KEY_LEFTCTRL, true));
+  ASSERT_TRUE(kbd->key(KEY_LEFTALT, true));
+  ASSERT_TRUE(kbd->tap(KEY_F2));
+  ASSERT_TRUE(kbd->key(KEY_LEFTALT, false));
+  ASSERT_TRUE(kbd->key(KEY_LEFTCTRL, false));
+  ASSERT_TRUE(wait_until([&] {
+    return count("session: seat seat0 inactive") == 1 &&
+           count("input: removed event[0-9]+ 'ferry-test-keyboard'") == 1;
+  }, 20s)) << f.log();
+  ASSERT_EQ(std::system("busybox chvt 1"), 0);
+  ASSERT_TRUE(wait_until([&] {
+    return count("session: seat seat0 active") == 2 &&
+           count("input: added event[0-9]+ 'ferry-test-keyboard' keyboard") == 2;
+  }, 20s)) << f.log();
+  size_t before = s.keys.size();
+  ASSERT_TRUE(kbd->tap(KEY_B));
+  ASSERT_TRUE(pump_until(*c, [&] {
+    for (size_t i = before; i < s.keys.size(); ++i)
+      if (s.keys[i].key == KEY_B) return true;
+    return false;
+  })) << f.log();
+  for (const auto& k : s.keys) EXPECT_NE(k.key, uint32_t(KEY_F2));
 
   // The quit key (default Ctrl+Alt+BackSpace) stops ferryd; BackSpace never reaches the client.
   ASSERT_TRUE(kbd->key(KEY_LEFTCTRL, true));
