@@ -22,7 +22,9 @@ LiveInput::LiveInput(Server& server) : server_(server) {
   };
 }
 
-LiveInput::~LiveInput() = default;
+LiveInput::~LiveInput() {
+  if (session_listener_ && server_.kms()) server_.kms()->session().remove_active_listener(session_listener_);
+}
 
 InputSink& LiveInput::sink() { return *keys_; }
 
@@ -93,7 +95,7 @@ bool LiveInput::start_devices(std::string* error) {
     return box;
   };
   libinput_->configure(current_);
-  session.add_active_listener([this](bool active) {
+  session_listener_ = session.add_active_listener([this](bool active) {
     if (active) libinput_->resume();
     else libinput_->suspend();
   });

@@ -43,6 +43,7 @@ class LiveInput {
   bool applied_ = false;
   std::unique_ptr<KeyBindings> keys_;
   std::unique_ptr<LibinputSource> libinput_;
+  int session_listener_ = 0;  // on the KMS session while libinput_ lives
 };
 
 }  // namespace ferry

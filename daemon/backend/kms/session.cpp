@@ -32,7 +32,7 @@ void Session::enable_seat(libseat*, void* data) {
   self->active_ = true;
   log_info("session: seat %s active", self->seat_name_.c_str());
   if (self->on_active_changed) self->on_active_changed(true);
-  for (auto& fn : self->listeners_) fn(true);
+  for (auto& [id, fn] : self->listeners_) fn(true);
 }
 
 void Session::disable_seat(libseat* seat, void* data) {
@@ -40,7 +40,7 @@ void Session::disable_seat(libseat* seat, void* data) {
   self->active_ = false;
   log_info("session: seat %s inactive (switched away)", self->seat_name_.c_str());
   if (self->on_active_changed) self->on_active_changed(false);
-  for (auto& fn : self->listeners_) fn(false);
+  for (auto& [id, fn] : self->listeners_) fn(false);
   libseat_disable_seat(seat);
 }
 

@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 struct libseat;
@@ -35,8 +36,14 @@ class Session {
 
   std::function<void(bool active)> on_active_changed;
   // Further listeners (input devices follow the session too); called after
-  // on_active_changed, before the seat is acknowledged as disabled.
-  void add_active_listener(std::function<void(bool active)> fn) { listeners_.push_back(std::move(fn)); }
+  // on_active_changed, before the seat is acknowledged as disabled. The id removes it.
+  int add_active_listener(std::function<void(bool active)> fn) {
+    listeners_.push_back({++last_listener_, std::move(fn)});
+    return last_listener_;
+  }
+  void remove_active_listener(int id) {
+    std::erase_if(listeners_, [id](const auto& l) { return l.first == id; });
+  }
 
  private:
   Session() = default;
@@ -49,7 +56,8 @@ class Session {
   std::string seat_name_;
   struct OpenDevice { int id; int fd; };
   std::vector<OpenDevice> devices_;
-  std::vector<std::function<void(bool)>> listeners_;
+  std::vector<std::pair<int, std::function<void(bool)>>> listeners_;
+  int last_listener_ = 0;
 };
 
 }  // namespace ferry::kms
