@@ -10,6 +10,7 @@
 #include <linux/input-event-codes.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <wayland-client.h>
@@ -19,6 +20,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <regex>
 #include <string>
 #include <vector>
@@ -134,11 +136,26 @@ class VmInput : public ::testing::Test {
       udevd_.wait(5s);
     }
   }
-  // A device created while udevd was still starting may have missed it: replay the input
-  // subsystem's "add" events, then wait until udevd has written its database.
-  static void settle_udev() {
-    ASSERT_EQ(std::system("udevadm trigger --action=add --subsystem-match=input && "
-                          "udevadm settle --timeout=30"), 0);
+  // Waits until udevd has recorded 'dev' in its database (what libinput reads). A device
+  // created while udevd was still starting may have missed it: then its "add" uevent is
+  // sent again through sysfs (udevadm refuses to work in the guest's chroot).
+  static void wait_udev(const UinputDevice& dev) {
+    ASSERT_FALSE(dev.node().empty());
+    struct stat st {};
+    ASSERT_EQ(stat(dev.node().c_str(), &st), 0) << dev.node();
+    std::string db = "/run/udev/data/c" + std::to_string(major(st.st_rdev)) + ":" +
+                     std::to_string(minor(st.st_rdev));
+    std::string uevent = "/sys/class/input/" + dev.node().substr(dev.node().rfind('/') + 1) + "/uevent";
+    auto recorded = [&] {
+      std::ifstream in(db);
+      std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      return text.find("E:ID_INPUT=1") != std::string::npos;
+    };
+    for (int attempt = 0; attempt < 10 && !recorded(); ++attempt) {
+      if (wait_until(recorded, 2s)) break;
+      std::ofstream(uevent) << "add";
+    }
+    ASSERT_TRUE(recorded()) << "udevd never recorded " << dev.node() << " (" << db << ")";
   }
 
   TempDir tmp_;
@@ -162,7 +179,8 @@ TEST_F(VmInput, KeysPointerHotplugAndQuitKey) {
   ASSERT_TRUE(kbd) << err;
   auto mouse = UinputDevice::mouse("ferry-test-mouse", &err);
   ASSERT_TRUE(mouse) << err;
-  settle_udev();
+  wait_udev(*kbd);
+  wait_udev(*mouse);
 
   std::string cfg = tmp_.path() + "/ferry.toml";
   std::ofstream(cfg) << "[input.keyboard]\nlayout = \"de\"\nrepeat_rate = 33\n"
