@@ -1,4 +1,5 @@
 #include "config/config.hpp"
+#include "config/input_parse.hpp"
 
 #include <fnmatch.h>
 
@@ -218,11 +219,14 @@ class Reader {
       else if (k == "gpu") gpu(table(v, "gpu"), cfg);
       else if (k == "transfer") transfer(table(v, "transfer"), cfg);
       else if (k == "xwayland") xwayland(table(v, "xwayland"), cfg);
-      else if (k == "rule") {
+      else if (k == "input") {
+        std::string why;
+        if (!parse_input(v, path_, &cfg.input, &why)) throw Failure{why};
+      } else if (k == "rule") {
         if (!v.is_array_of_tables()) fail(v.source(), "'rule' must be written as [[rule]] tables");
         for (const auto& e : *v.as_array()) cfg.rules.push_back(rule(*e.as_table()));
       } else {
-        unknown(k, " (known tables: general, headless, gpu, transfer, xwayland, rule)");
+        unknown(k, " (known tables: general, headless, gpu, transfer, input, xwayland, rule)");
       }
     }
     return cfg;

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "config/input_config.hpp"
 #include "transfer/mode.hpp"
 #include "util/log.hpp"
 
@@ -82,6 +83,8 @@ struct Config {
   bool xwayland_lazy = true;     // start Xwayland on the first X11 connection, not at start-up
   // [[rule]], in file order.
   std::vector<Rule> rules;
+  // [input], [input.keyboard], [input.pointer], [[input.device]] (config/input_config.hpp).
+  InputConfig input;
 };
 
 // What ferryd knows about a client when it matches rules. Empty fields never match a

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <optional>
@@ -24,7 +25,10 @@
 #include "config/runtime.hpp"
 #include "config/watcher.hpp"
 #include "offload/offload_engine.hpp"
+#include "core/backend_choice.hpp"
 #include "core/control.hpp"
+#include "core/live_input.hpp"
+#include "core/seat.hpp"
 #include "core/surface.hpp"
 #include "gpu/doctor.hpp"
 #include "gpu/gpu.hpp"
@@ -48,9 +52,13 @@ const char kHelp[] =
     "form. Without a GPU it runs on its headless backend (EGL surfaceless, llvmpipe).\n"
     "\n"
     "Options:\n"
-    "  --backend NAME          headless (default), kms (atomic KMS on the display\n"
-    "                          device, through libseat) or wayland (each output a\n"
-    "                          window of the compositor WAYLAND_DISPLAY names)\n"
+    "  --backend NAME          auto (default; also [general] backend): kms when a display\n"
+    "                          device and a seat are available, wayland when\n"
+    "                          WAYLAND_DISPLAY is set and no seat can be taken, else\n"
+    "                          headless; kms (atomic KMS on the display device, input\n"
+    "                          through libinput, both through libseat), wayland (each\n"
+    "                          output a window of the compositor WAYLAND_DISPLAY names)\n"
+    "                          or headless\n"
     "  --fullscreen            wayland: ask the host to show the windows fullscreen\n"
     "  --private               do not record the socket for ferry-run and do not serve\n"
     "                          the D-Bus API (a private instance: ferry-run --nested)\n"
@@ -159,15 +167,18 @@ CliResult parse_cli(int argc, char** argv, CliOptions* out, std::string* error) 
   int c;
   while ((c = getopt_long(argc, argv, "+h", longopts, nullptr)) != -1) {
     switch (c) {
-      case kBackend:
-        out->server.backend = optarg;
+      case kBackend: {
+        out->backend = optarg;
         out->backend_set = true;
-        if (out->server.backend != "headless" && out->server.backend != "kms" &&
-            out->server.backend != "wayland") {
-          *error = "unknown backend '" + out->server.backend + "' (headless, kms or wayland)";
+        std::vector<std::string> known = known_backends();
+        std::string names = "auto";
+        for (const auto& k : known) names += ", " + k;
+        if (out->backend != "auto" && std::find(known.begin(), known.end(), out->backend) == known.end()) {
+          *error = "unknown backend '" + out->backend + "' (" + names + ")";
           return CliResult::error;
         }
         break;
+      }
       case kFullscreen: out->server.host_fullscreen = true; break;
       case kPrivate: out->private_instance = true; break;
       case kSocket: out->server.socket = optarg; break;
@@ -419,7 +430,8 @@ int run_daemon(const CliOptions& cli) {
   auto previous = std::make_shared<config::Config>(*cfg);
   // Run after each good reload, once the server exists (set below).
   auto after_reload = std::make_shared<std::function<void()>>();
-  config::ConfigWatcher watcher(watch_path, *cfg, [previous, after_reload](const config::Config& c) {
+  std::unique_ptr<LiveInput> input;  // after the server; the reload hook below reaches it
+  config::ConfigWatcher watcher(watch_path, *cfg, [previous, after_reload, &input](const config::Config& c) {
     log::set_level(c.log_level);
     log_info("config reloaded: %s (%zu rules)", c.path.c_str(), c.rules.size());
     // Rules, log level and transfer defaults apply at once; device and output choices
@@ -431,12 +443,23 @@ int run_daemon(const CliOptions& cli) {
     if (c.render_device != previous->render_device) restart_note("render_device");
     if (c.backend != previous->backend) restart_note("backend");
     if (c.headless_outputs.size() != previous->headless_outputs.size()) restart_note("outputs");
+    std::string input_err;
+    if (input && !input->apply(c.input, &input_err)) log_error("config: %s", input_err.c_str());
     *previous = c;
     if (*after_reload) (*after_reload)();
   });
 
   ServerOptions options = cli.server;
-  if (!cli.backend_set && cfg->backend == config::Backend::wayland) options.backend = "wayland";
+  BackendConditions conditions;
+  conditions.requested = cli.backend_set ? cli.backend : config::to_string(cfg->backend);
+  conditions.requested_on_cli = cli.backend_set;
+  conditions.known = known_backends();
+  if (conditions.requested == "auto")
+    probe_backend_conditions(cli.display_device.empty() ? cfg->display_device : cli.display_device,
+                             &conditions);
+  BackendChoice choice = choose_backend(conditions);
+  log_info("backend: %s (%s)", choice.backend.c_str(), choice.reason.c_str());
+  options.backend = choice.backend;
   // The KMS backend always needs a display device (the config's, else discovered); headless
   // composes on one only when the command line names it.
   if (options.backend == "kms" || !cli.display_device.empty())
@@ -459,11 +482,29 @@ int run_daemon(const CliOptions& cli) {
       options.outputs.push_back(m);
     }
 
-  Server server(options);
-  if (!server.init(&error)) {
-    log_error("%s", error.c_str());
-    return 1;
+  auto server_ptr = std::make_unique<Server>(options);
+  if (!server_ptr->init(&error)) {
+    if (conditions.requested != "auto" || options.backend == "headless") {
+      log_error("%s", error.c_str());
+      return 1;
+    }
+    // auto: the probe saw a display device and a seat, but taking them failed.
+    log_warn("backend: %s failed (%s); falling back to headless", options.backend.c_str(),
+             error.c_str());
+    options.backend = "headless";
+    if (cli.display_device.empty()) options.display_device.clear();
+    server_ptr.reset();
+    server_ptr = std::make_unique<Server>(options);
+    if (!server_ptr->init(&error)) {
+      log_error("%s", error.c_str());
+      return 1;
+    }
   }
+  Server& server = *server_ptr;
+  input = std::make_unique<LiveInput>(server);
+  if (!input->apply(cfg->input, &error)) log_error("config: %s", error.c_str());
+  if (server.kms() && !input->start_devices(&error))
+    log_warn("input: %s; no keyboard or pointer devices", error.c_str());
   // X11 clients: the display sockets listen from here on (Xwayland starts on demand).
   std::unique_ptr<xwayland::Xwayland> xwayland;
   if (cfg->xwayland_enabled) xwayland = xwayland::Xwayland::create(server, cfg->xwayland_lazy);
@@ -606,6 +647,7 @@ int run_daemon(const CliOptions& cli) {
     waitpid(st.child, nullptr, 0);
   }
   notifier.stopping();
+  input.reset();
   if (!cli.private_instance) config::remove_socket_file();
   if (xwayland && !cli.private_instance) config::remove_display_file();
   xwayland.reset();

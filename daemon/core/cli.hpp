@@ -12,6 +12,9 @@ namespace ferry {
 
 struct CliOptions {
   ServerOptions server;
+  // --backend as given: "auto" (the default: core/backend_choice.hpp decides) or a name.
+  std::string backend = "auto";
+  bool backend_set = false;
   std::string config_path;
   std::string display_device;
   std::string render_device;  // --render-device: DRM node, cardN, PCI address or "surfaceless"

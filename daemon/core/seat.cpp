@@ -513,24 +513,45 @@ void Seat::add_keyboard(wl_resource* r) {
   wl_keyboard_send_keymap(r, WL_KEYBOARD_KEYMAP_FORMAT_XKB_V1, keyboard_->keymap_fd(),
                           keyboard_->keymap_size());
   if (wl_resource_get_version(r) >= WL_KEYBOARD_REPEAT_INFO_SINCE_VERSION)
-    wl_keyboard_send_repeat_info(r, kRepeatRate, kRepeatDelay);
+    wl_keyboard_send_repeat_info(r, repeat_rate_, repeat_delay_);
   if (same_client(r, keyboard_focus_)) send_keyboard_enter(r, server_.next_serial());
 }
 
 void Seat::set_keyboard_state(std::unique_ptr<KeyboardState> keyboard) {
   if (!keyboard) return;
-  bool had_keyboard = keyboard_ != nullptr;
   if (keyboard_) {
+    // Another keymap (the nested host's): keys held under the old one are released first.
     std::vector<uint32_t> held = keyboard_->pressed_keys();
     uint32_t now = uint32_t(now_ns() / 1'000'000);
     for (uint32_t key : held) keyboard_key(now, key, false);
   }
-  keyboard_ = std::move(keyboard);
-  for (wl_resource* k : keyboards_)
+  set_keyboard(std::move(keyboard), repeat_rate_, repeat_delay_);
+}
+
+void Seat::set_keyboard(std::unique_ptr<KeyboardState> keyboard, int32_t repeat_rate,
+                        int32_t repeat_delay) {
+  const bool had_keyboard = keyboard_ != nullptr;
+  repeat_rate_ = repeat_rate;
+  repeat_delay_ = repeat_delay;
+  if (keyboard && keyboard_) {
+    bool changed = false;
+    for (uint32_t key : keyboard_->pressed_keys()) keyboard->update_key(key, true, &changed);
+  }
+  if (keyboard) keyboard_ = std::move(keyboard);
+  if (!keyboard_) return;
+  uint32_t serial = server_.next_serial();
+  const ModifierState& m = keyboard_->modifiers();
+  for (wl_resource* k : keyboards_) {
     wl_keyboard_send_keymap(k, WL_KEYBOARD_KEYMAP_FORMAT_XKB_V1, keyboard_->keymap_fd(),
                             keyboard_->keymap_size());
+    if (wl_resource_get_version(k) >= WL_KEYBOARD_REPEAT_INFO_SINCE_VERSION)
+      wl_keyboard_send_repeat_info(k, repeat_rate_, repeat_delay_);
+    if (same_client(k, keyboard_focus_))
+      wl_keyboard_send_modifiers(k, serial, m.depressed, m.latched, m.locked, m.group);
+  }
+  // A seat that started without a keymap gains the keyboard capability now.
   if (!had_keyboard)
-    for (wl_resource* s : seats_) wl_seat_send_capabilities(s, capabilities());
+    for (wl_resource* r : seats_) wl_seat_send_capabilities(r, capabilities());
 }
 
 void Seat::keyboard_key(uint32_t time_ms, uint32_t key, bool pressed) {

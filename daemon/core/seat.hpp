@@ -163,6 +163,13 @@ class Seat final : public InputSink {
   void set_keyboard_state(std::unique_ptr<KeyboardState> keyboard);
   View* focused_view() const { return focused_view_; }
   Surface* keyboard_focus() const { return keyboard_focus_; }
+  // Replaces the keymap (config reload): every wl_keyboard gets the new keymap and
+  // repeat_info; keys held are replayed into the new state and the focus gets modifiers.
+  // 'keyboard' null keeps the current keymap and only changes the repeat.
+  void set_keyboard(std::unique_ptr<KeyboardState> keyboard, int32_t repeat_rate,
+                    int32_t repeat_delay);
+  int32_t repeat_rate() const { return repeat_rate_; }
+  int32_t repeat_delay() const { return repeat_delay_; }
   // Activates 'view' (must be mapped; null clears) and moves the keyboard focus to it.
   void focus_view(View* view);
 
@@ -210,8 +217,8 @@ class Seat final : public InputSink {
   wl_signal on_keyboard_focus;  // data: Surface* (new focus, may be null)
   wl_signal on_selection;       // data: Seat*; after the selection changed
 
-  static constexpr int32_t kRepeatRate = 25;    // keys per second
-  static constexpr int32_t kRepeatDelay = 600;  // ms
+  static constexpr int32_t kRepeatRate = 25;    // keys per second (default)
+  static constexpr int32_t kRepeatDelay = 600;  // ms (default)
 
  private:
   void update_pointer_focus(uint32_t time_ms, bool send_motion);  // then update_constraint
@@ -240,6 +247,7 @@ class Seat final : public InputSink {
   std::string name_ = "seat0";
   wl_global* global_ = nullptr;
   std::unique_ptr<KeyboardState> keyboard_;
+  int32_t repeat_rate_ = kRepeatRate, repeat_delay_ = kRepeatDelay;
   std::vector<wl_resource*> seats_, pointers_, keyboards_, touch_resources_, relative_pointers_;
   std::vector<PointerConstraint*> constraints_;
   PointerConstraint* active_constraint_ = nullptr;

@@ -176,4 +176,13 @@ uint32_t KeyboardState::keysym(uint32_t key) const {
   return xkb_state_key_get_one_sym(xkb_->state, key + kXkbOffset);
 }
 
+uint32_t KeyboardState::base_keysym(uint32_t key) const {
+  xkb_keycode_t code = key + kXkbOffset;
+  xkb_layout_index_t layout = xkb_state_key_get_layout(xkb_->state, code);
+  if (layout == XKB_LAYOUT_INVALID) return 0;
+  const xkb_keysym_t* syms = nullptr;
+  int n = xkb_keymap_key_get_syms_by_level(xkb_->keymap, code, layout, 0, &syms);
+  return n > 0 ? syms[0] : 0;
+}
+
 }  // namespace ferry

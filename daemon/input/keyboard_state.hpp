@@ -57,6 +57,9 @@ class KeyboardState {
   int modifier_index(const char* name) const;
   // The keysym the key produces in the current state (first one; 0 if none).
   uint32_t keysym(uint32_t key) const;
+  // The keysym on the key's first shift level in the active layout (what a binding such as
+  // "Ctrl+Shift+q" names even though Shift makes the key produce "Q"); 0 if none.
+  uint32_t base_keysym(uint32_t key) const;
 
  private:
   struct Xkb;

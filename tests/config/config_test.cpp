@@ -215,7 +215,7 @@ TEST(ConfigErrors, ExactPositions) {
             "test.toml:1:11: 'general' must be a table, not an integer");
   EXPECT_EQ(parse_error("[colours]\n"),
             "test.toml:1:2: unknown key 'colours' (known tables: general, headless, gpu, "
-            "transfer, xwayland, rule)");
+            "transfer, input, xwayland, rule)");
   EXPECT_EQ(parse_error("[xwayland]\nenabled = \"yes\"\n"),
             "test.toml:2:11: 'enabled' must be true or false, not a string");
   EXPECT_EQ(parse_error("[xwayland]\nlasy = true\n"),

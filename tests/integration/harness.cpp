@@ -1,5 +1,7 @@
 #include "harness.hpp"
 
+#include <algorithm>
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -132,6 +134,10 @@ bool Ferryd::start(const std::vector<std::string>& args, const std::vector<std::
   }
   socket_ = "ferry-itest-" + std::to_string(getpid()) + "-" + std::to_string(g_socket_counter++);
   std::vector<std::string> argv = {ferryd_path(), "--socket", socket_};
+  // Headless unless the test names a backend: ferryd's default (auto) would take the
+  // display and the seat on a machine that has them.
+  if (std::find(args.begin(), args.end(), "--backend") == args.end())
+    argv.insert(argv.end(), {"--backend", "headless"});
   argv.insert(argv.end(), args.begin(), args.end());
   std::vector<std::string> full_env = {"XDG_RUNTIME_DIR=" + dir_.path()};
   full_env.insert(full_env.end(), env.begin(), env.end());

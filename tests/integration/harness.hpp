@@ -57,9 +57,10 @@ class Child {
 
 class Ferryd {
  public:
-  // Starts ferryd with 'args' (e.g. {"--output", "800x600@60"}) and waits for its
-  // "listening" line. Fails the current test (and returns false) when it does not come.
-  // 'env': more "NAME=value" entries for ferryd (e.g. WAYLAND_DISPLAY of a host).
+  // Starts ferryd with 'args' (e.g. {"--output", "800x600@60"}; --backend headless is
+  // added unless 'args' name a backend) and waits for its "listening" line. Fails the
+  // current test (and returns false) when it does not come. 'env': more "NAME=value"
+  // entries for ferryd (e.g. WAYLAND_DISPLAY of a host).
   bool start(const std::vector<std::string>& args, const std::vector<std::string>& env = {});
   ~Ferryd();
 

@@ -1,6 +1,11 @@
 // In-process seat tests (fixture in seat_fixture.hpp): pointer, keyboard, focus, cursor,
 // selection.
 
+#include <algorithm>
+
+#include "config/config.hpp"
+#include "core/live_input.hpp"
+#include "input/key_bindings.hpp"
 #include "seat_fixture.hpp"
 #include "xdg-activation-v1-client-protocol.h"
 
@@ -550,6 +555,123 @@ TEST_F(SeatTest, XdgActivationFocusesOnlyWithTheSerialOfTheLatestUserAction) {
             uint32_t(XDG_ACTIVATION_TOKEN_V1_ERROR_ALREADY_USED));
   ASSERT_NE(iface, nullptr);
   EXPECT_STREQ(iface->name, "xdg_activation_token_v1");
+}
+
+// ---- [input] config on the live seat, and the compositor keys ----
+
+TEST_F(SeatTest, InputConfigReloadResendsKeymapAndRepeatToLiveKeyboards) {
+  Client& c = connect();
+  wl_keyboard* kb = c.track(wl_seat_get_keyboard(c.seat));
+  wl_keyboard_add_listener(kb, &keyboard_listener, &c);
+  auto win = map_window(c, 200, 100);
+  settle();
+  std::string us_keymap = c.keymap;
+  ASSERT_EQ(us_keymap, server_->seat().keyboard()->keymap_text());
+
+  LiveInput live(*server_);
+  std::string error;
+  auto cfg = config::parse_config(
+      "[input.keyboard]\nlayout = \"de\"\nrepeat_rate = 40\nrepeat_delay = 250\n", "t.toml", &error);
+  ASSERT_TRUE(cfg) << error;
+  ASSERT_TRUE(live.apply(cfg->input, &error)) << error;
+  settle();
+  EXPECT_NE(c.keymap, us_keymap);
+  EXPECT_EQ(c.keymap, server_->seat().keyboard()->keymap_text());
+  EXPECT_EQ(server_->seat().keyboard()->names().layout, "de");
+  EXPECT_EQ(c.repeat_rate, 40);
+  EXPECT_EQ(c.repeat_delay, 250);
+  // German layout: the key right of T is z (KEY_Y in evdev terms).
+  EXPECT_EQ(server_->seat().keyboard()->keysym(KEY_Y), 0x7au);  // XKB_KEY_z
+
+  // Keys still reach the focused client through the live input's sink.
+  c.keyboard_events.clear();
+  FakeInput dev(live.sink());
+  dev.key(KEY_Y);
+  settle();
+  ASSERT_EQ(only(c.keyboard_events, "key").size(), 2u);
+  EXPECT_EQ(only(c.keyboard_events, "key")[0].a, uint32_t(KEY_Y));
+
+  // Only the repeat changes: no new keymap text, new repeat_info.
+  auto cfg2 = config::parse_config(
+      "[input.keyboard]\nlayout = \"de\"\nrepeat_rate = 0\nrepeat_delay = 250\n", "t.toml", &error);
+  ASSERT_TRUE(cfg2) << error;
+  std::string de_keymap = c.keymap;
+  ASSERT_TRUE(live.apply(cfg2->input, &error)) << error;
+  settle();
+  EXPECT_EQ(c.keymap, de_keymap);
+  EXPECT_EQ(c.repeat_rate, 0);
+}
+
+TEST_F(SeatTest, CompositorKeysAreTakenAndNotForwarded) {
+  Client& c = connect();
+  wl_keyboard* kb = c.track(wl_seat_get_keyboard(c.seat));
+  wl_keyboard_add_listener(kb, &keyboard_listener, &c);
+  auto win = map_window(c, 200, 100);
+  settle();
+  KeyBindings keys(server_->seat(), [this] { return server_->seat().keyboard(); });
+  int quits = 0;
+  std::vector<int> vts;
+  keys.on_quit = [&] { ++quits; };
+  keys.on_switch_vt = [&](int vt) { vts.push_back(vt); };
+  FakeInput dev(keys);
+
+  auto keys_seen = [&] {
+    std::vector<std::pair<uint32_t, uint32_t>> out;
+    for (const Event& e : only(c.keyboard_events, "key")) out.push_back({e.a, e.b});
+    return out;
+  };
+  const uint32_t P = WL_KEYBOARD_KEY_STATE_PRESSED, R = WL_KEYBOARD_KEY_STATE_RELEASED;
+
+  // BackSpace alone goes to the client.
+  c.keyboard_events.clear();
+  dev.key(KEY_BACKSPACE);
+  settle();
+  EXPECT_EQ(keys_seen(), (std::vector<std::pair<uint32_t, uint32_t>>{{KEY_BACKSPACE, P}, {KEY_BACKSPACE, R}}));
+  EXPECT_EQ(quits, 0);
+
+  // Ctrl+Alt+BackSpace (the default quit key): the client sees Ctrl and Alt only.
+  c.keyboard_events.clear();
+  dev.key_down(KEY_LEFTCTRL);
+  dev.key_down(KEY_LEFTALT);
+  dev.key(KEY_BACKSPACE);
+  EXPECT_EQ(quits, 1);
+  // Ctrl+Alt+F3: VT 3, not forwarded either.
+  dev.key(KEY_F3);
+  dev.key_up(KEY_LEFTALT);
+  dev.key_up(KEY_LEFTCTRL);
+  settle();
+  EXPECT_EQ(vts, std::vector<int>{3});
+  EXPECT_EQ(keys_seen(), (std::vector<std::pair<uint32_t, uint32_t>>{
+                             {KEY_LEFTCTRL, P}, {KEY_LEFTALT, P}, {KEY_LEFTALT, R}, {KEY_LEFTCTRL, R}}));
+  EXPECT_TRUE(keys.swallowed().empty());
+
+  // A configured quit key; VT switching off: Ctrl+Alt+F3 reaches the client.
+  config::KeyCombo q;
+  std::string err;
+  ASSERT_TRUE(config::parse_key_combo("Super+Shift+q", &q, &err)) << err;
+  keys.set_quit_key(q);
+  keys.set_vt_switch(false);
+  c.keyboard_events.clear();
+  dev.key_down(KEY_LEFTCTRL);
+  dev.key_down(KEY_LEFTALT);
+  dev.key(KEY_F3);
+  dev.key(KEY_BACKSPACE);
+  dev.key_up(KEY_LEFTALT);
+  dev.key_up(KEY_LEFTCTRL);
+  dev.key_down(KEY_LEFTMETA);
+  dev.key_down(KEY_LEFTSHIFT);
+  dev.key(KEY_Q);
+  dev.key_up(KEY_LEFTSHIFT);
+  dev.key_up(KEY_LEFTMETA);
+  settle();
+  EXPECT_EQ(vts, std::vector<int>{3});
+  EXPECT_EQ(quits, 2);
+  auto seen = keys_seen();
+  EXPECT_EQ(std::count(seen.begin(), seen.end(), std::make_pair(uint32_t(KEY_F3), P)), 1);
+  EXPECT_EQ(std::count(seen.begin(), seen.end(), std::make_pair(uint32_t(KEY_BACKSPACE), P)), 1);
+  EXPECT_EQ(std::count(seen.begin(), seen.end(), std::make_pair(uint32_t(KEY_Q), P)), 0);
+  EXPECT_EQ(std::count(seen.begin(), seen.end(), std::make_pair(uint32_t(KEY_Q), R)), 0);
+  EXPECT_EQ(seen.size(), 12u);  // every press and release but Q's
 }
 
 }  // namespace

@@ -31,7 +31,9 @@ class Daemon:
             self.env.update(env)
         self.log_path = os.path.join(tmp, "ferryd.log")
         self.log = open(self.log_path, "w")
-        self.proc = subprocess.Popen([FERRYD, "--socket", self.socket, *args], env=self.env,
+        # Headless unless a test names a backend: the default (auto) would take a display.
+        backend = [] if "--backend" in args else ["--backend", "headless"]
+        self.proc = subprocess.Popen([FERRYD, "--socket", self.socket, *backend, *args], env=self.env,
                                      stdout=subprocess.PIPE, stderr=self.log, text=True)
         line = self.proc.stdout.readline()
         if "listening on WAYLAND_DISPLAY=" not in line:

@@ -108,10 +108,17 @@ apt_download() {  # package=version into the current directory
 
 # 4. Kernel image and the stock modules the guest loads (closure by depmod).
 stock_modules=(virtio_pci virtio_console 9pnet_virtio 9p overlay drm drm_kms_helper
-               drm_shmem_helper vgem)
+               drm_shmem_helper vgem evdev uinput)
 root=$cache/kernel/root
 moddir=lib/modules/$kver
-if [[ ! -f $cache/kernel/vmlinuz || ! -f $cache/kernel/.complete-$kver ]]; then
+# A cache from before a module was added to the list lacks it: extract again.
+missing_module=
+if [[ -f $cache/kernel/.complete-$kver ]]; then
+  for m in "${stock_modules[@]}"; do
+    modprobe -d "$root" -S "$kver" --show-depends "$m" >/dev/null 2>&1 || missing_module=$m
+  done
+fi
+if [[ ! -f $cache/kernel/vmlinuz || ! -f $cache/kernel/.complete-$kver || -n $missing_module ]]; then
   log "download linux-image-$kver"
   rm -rf "$cache/kernel" "$cache/tmp"
   mkdir -p "$cache/tmp" "$root/$moddir"
@@ -181,7 +188,7 @@ mkdir -p "$stage"/{bin,dev,proc,sys,mnt,newroot,modules}
 cp /bin/busybox "$stage/bin/busybox"
 file -L "$stage/bin/busybox" 2>/dev/null | grep -q dynamic && die "/bin/busybox is not static"
 install -m 0755 "$here/init" "$stage/init"
-for m in virtio_pci virtio_console 9pnet_virtio 9p overlay vkms vgem sw_sync; do
+for m in virtio_pci virtio_console 9pnet_virtio 9p overlay vkms vgem sw_sync evdev uinput; do
   modprobe -d "$root" -S "$kver" --show-depends "$m" | awk '$1 == "insmod" { print $2 }'
 done | awk '!seen[$0]++' | while read -r ko; do
   name=$(basename "$ko" .ko)

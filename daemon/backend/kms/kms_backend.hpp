@@ -59,6 +59,8 @@ class KmsBackend {
   gbm_device* gbm() const { return gbm_; }
   const kms::Device& device() const { return *device_; }
   kms::DisplayThread& display_thread() { return *thread_; }
+  // The libseat session (input devices are opened through it too).
+  kms::Session& session() { return *session_; }
 
   // After EGL and the renderer exist: starts the display thread and creates an Output per
   // connected connector (preferred mode; ServerOptions::outputs[i] picks mode, transform

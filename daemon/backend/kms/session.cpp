@@ -9,6 +9,8 @@ extern "C" {  // libseat.h has no C++ guards
 #include <cstdio>
 #include <cstring>
 
+#include <unistd.h>
+
 #include "util/log.hpp"
 
 namespace ferry::kms {
@@ -30,6 +32,7 @@ void Session::enable_seat(libseat*, void* data) {
   self->active_ = true;
   log_info("session: seat %s active", self->seat_name_.c_str());
   if (self->on_active_changed) self->on_active_changed(true);
+  for (auto& [id, fn] : self->listeners_) fn(true);
 }
 
 void Session::disable_seat(libseat* seat, void* data) {
@@ -37,6 +40,7 @@ void Session::disable_seat(libseat* seat, void* data) {
   self->active_ = false;
   log_info("session: seat %s inactive (switched away)", self->seat_name_.c_str());
   if (self->on_active_changed) self->on_active_changed(false);
+  for (auto& [id, fn] : self->listeners_) fn(false);
   libseat_disable_seat(seat);
 }
 
@@ -86,6 +90,24 @@ int Session::open_device(const std::string& path, std::string* error) {
   }
   devices_.push_back({id, fd});
   return fd;
+}
+
+void Session::close_device(int fd) {
+  for (auto it = devices_.begin(); it != devices_.end(); ++it)
+    if (it->fd == fd) {
+      libseat_close_device(seat_, it->id);
+      ::close(fd);
+      devices_.erase(it);
+      return;
+    }
+}
+
+bool Session::switch_session(int vt) {
+  if (libseat_switch_session(seat_, vt) != 0) {
+    log_warn("session: switching to VT %d refused: %s", vt, std::strerror(errno));
+    return false;
+  }
+  return true;
 }
 
 }  // namespace ferry::kms

@@ -1,0 +1,107 @@
+#include "core/live_input.hpp"
+
+#include <algorithm>
+#include <cerrno>
+
+#include "backend/kms/kms_backend.hpp"
+#include "backend/kms/session.hpp"
+#include "core/seat.hpp"
+#include "core/server.hpp"
+#include "input/key_bindings.hpp"
+#include "input/keyboard_state.hpp"
+#include "input/libinput_source.hpp"
+#include "util/log.hpp"
+
+namespace ferry {
+
+LiveInput::LiveInput(Server& server) : server_(server) {
+  keys_ = std::make_unique<KeyBindings>(server.seat(), [this] { return server_.seat().keyboard(); });
+  keys_->on_quit = [this] { server_.terminate(); };
+  keys_->on_switch_vt = [this](int vt) {
+    if (server_.kms()) server_.kms()->session().switch_session(vt);
+  };
+}
+
+LiveInput::~LiveInput() {
+  if (session_listener_ && server_.kms()) server_.kms()->session().remove_active_listener(session_listener_);
+}
+
+InputSink& LiveInput::sink() { return *keys_; }
+
+bool LiveInput::apply(const config::InputConfig& cfg, std::string* error) {
+  const config::KeyboardConfig& kb = cfg.keyboard;
+  bool keymap_changed = applied_ ? !(kb.rules == current_.keyboard.rules &&
+                                     kb.model == current_.keyboard.model &&
+                                     kb.layout == current_.keyboard.layout &&
+                                     kb.variant == current_.keyboard.variant &&
+                                     kb.options == current_.keyboard.options)
+                                 : !(kb == config::KeyboardConfig{});
+  bool repeat_changed = kb.repeat_rate != server_.seat().repeat_rate() ||
+                        kb.repeat_delay != server_.seat().repeat_delay();
+  bool ok = true;
+  std::unique_ptr<KeyboardState> keymap;
+  if (keymap_changed) {
+    keymap = KeyboardState::create({kb.rules, kb.model, kb.layout, kb.variant, kb.options}, error);
+    if (!keymap) ok = false;
+    else
+      log_info("input: keymap %s/%s/%s/%s/%s", keymap->names().rules.c_str(),
+               keymap->names().model.c_str(), keymap->names().layout.c_str(),
+               keymap->names().variant.c_str(), keymap->names().options.c_str());
+  }
+  if (keymap || repeat_changed) server_.seat().set_keyboard(std::move(keymap), kb.repeat_rate, kb.repeat_delay);
+  keys_->set_quit_key(cfg.quit_key);
+  keys_->set_vt_switch(cfg.vt_switch);
+  if (libinput_) libinput_->configure(cfg);
+  // After a failure the seat keeps the keymap it had: remember those names, not the failed ones.
+  config::KeyboardConfig kept = current_.keyboard;
+  current_ = cfg;
+  if (!ok) current_.keyboard = kept;
+  applied_ = true;
+  return ok;
+}
+
+bool LiveInput::start_devices(std::string* error) {
+  KmsBackend* kms = server_.kms();
+  if (!kms) {
+    *error = "input devices need the kms backend (its libseat session opens them)";
+    return false;
+  }
+  kms::Session& session = kms->session();
+  LibinputSource::Opener opener;
+  opener.open = [&session](const char* path, int) {
+    std::string err;
+    int fd = session.open_device(path, &err);
+    if (fd < 0) {
+      log_warn("input: %s", err.c_str());
+      return -EACCES;
+    }
+    return fd;
+  };
+  opener.close = [&session](int fd) { session.close_device(fd); };
+  libinput_ = LibinputSource::create(server_.loop(), session.seat_name(), std::move(opener), *keys_, error);
+  if (!libinput_) return false;
+  libinput_->layout_box = [this] {
+    Rect box{};
+    for (auto& o : server_.outputs()) {
+      Rect b = o->layout_box();
+      if (box.empty()) {
+        box = b;
+        continue;
+      }
+      int32_t x0 = std::min(box.x, b.x), y0 = std::min(box.y, b.y);
+      int32_t x1 = std::max(box.right(), b.right()), y1 = std::max(box.bottom(), b.bottom());
+      box = Rect{x0, y0, x1 - x0, y1 - y0};
+    }
+    return box;
+  };
+  libinput_->configure(current_);
+  session_listener_ = session.add_active_listener([this](bool active) {
+    if (active) libinput_->resume();
+    else libinput_->suspend();
+  });
+  size_t n = libinput_->devices().size();
+  log_info("input: libinput on %s, %zu device%s", session.seat_name().c_str(), n, n == 1 ? "" : "s");
+  return true;
+}
+
+}  // namespace ferry

@@ -1,0 +1,54 @@
+#pragma once
+// The compositor's own keys, taken out of the key stream before the seat sees it:
+// Ctrl+Alt+F1..F12 switch the VT (the keymap's XF86Switch_VT_n, as xkeyboard-config maps
+// those keys, or Ctrl+Alt with F1..F12 on keymaps that do not), and the quit key
+// ([input] quit_key, default Ctrl+Alt+BackSpace) stops ferryd. A bound key's press and
+// its release are both kept from the clients.
+//
+// Sits between a real input source (libinput) and the seat; everything else passes through
+// unchanged. Main thread only. Does not own the downstream sink or the keyboard state.
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "config/input_config.hpp"
+#include "core/seat.hpp"
+
+namespace ferry {
+
+class KeyboardState;
+
+class KeyBindings final : public InputSink {
+ public:
+  // 'keyboard' returns the seat's keyboard model (may return null: no keyboard), read for
+  // the modifiers held and the keysym of the key pressed.
+  KeyBindings(InputSink& downstream, std::function<KeyboardState*()> keyboard)
+      : down_(downstream), keyboard_(std::move(keyboard)) {}
+
+  void set_quit_key(const config::KeyCombo& combo) { quit_key_ = combo; }
+  void set_vt_switch(bool enabled) { vt_switch_ = enabled; }
+  std::function<void(int vt)> on_switch_vt;  // 1..12
+  std::function<void()> on_quit;
+
+  void pointer_motion_absolute(uint32_t t, double x, double y) override { down_.pointer_motion_absolute(t, x, y); }
+  void pointer_motion_relative(uint32_t t, double dx, double dy) override { down_.pointer_motion_relative(t, dx, dy); }
+  void pointer_button(uint32_t t, uint32_t button, bool pressed) override { down_.pointer_button(t, button, pressed); }
+  void pointer_axis(uint32_t t, bool horizontal, double value) override { down_.pointer_axis(t, horizontal, value); }
+  void keyboard_key(uint32_t time_ms, uint32_t key, bool pressed) override;
+
+  // Keys whose press was taken (their release is taken too).
+  const std::vector<uint32_t>& swallowed() const { return swallowed_; }
+
+ private:
+  // The binding 'key' triggers with the modifiers held now, or none.
+  bool trigger(uint32_t key);
+
+  InputSink& down_;
+  std::function<KeyboardState*()> keyboard_;
+  config::KeyCombo quit_key_{config::KeyCombo::ctrl | config::KeyCombo::alt, 0xff08};
+  bool vt_switch_ = true;
+  std::vector<uint32_t> swallowed_;
+};
+
+}  // namespace ferry

@@ -1,0 +1,194 @@
+// [input] in ferry.toml: keyboard keymap and repeat, pointer defaults, per-device tables by
+// name glob, the compositor keys; errors with exact positions, a keymap that does not
+// compile, and reload keeping the last good input config.
+#include <gtest/gtest.h>
+#include <xkbcommon/xkbcommon-keysyms.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "config/config.hpp"
+#include "config/watcher.hpp"
+
+namespace ferry::config {
+namespace {
+
+Config parse_ok(const std::string& text) {
+  std::string error;
+  auto cfg = parse_config(text, "test.toml", &error);
+  EXPECT_TRUE(cfg.has_value()) << error;
+  return cfg.value_or(Config{});
+}
+
+std::string parse_error(const std::string& text) {
+  std::string error;
+  auto cfg = parse_config(text, "test.toml", &error);
+  EXPECT_FALSE(cfg.has_value());
+  return error;
+}
+
+class XkbEnvCleared : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (const char* v : {"XKB_DEFAULT_RULES", "XKB_DEFAULT_MODEL", "XKB_DEFAULT_LAYOUT",
+                          "XKB_DEFAULT_VARIANT", "XKB_DEFAULT_OPTIONS"})
+      ::unsetenv(v);
+  }
+};
+
+using InputParse = XkbEnvCleared;
+
+TEST_F(InputParse, DefaultsWithoutAnInputTable) {
+  Config c = parse_ok("");
+  EXPECT_EQ(c.input.keyboard, KeyboardConfig{});
+  EXPECT_EQ(c.input.keyboard.repeat_rate, 25);
+  EXPECT_EQ(c.input.keyboard.repeat_delay, 600);
+  EXPECT_EQ(c.input.pointer, PointerSettings{});
+  EXPECT_TRUE(c.input.devices.empty());
+  EXPECT_EQ(c.input.quit_key.modifiers, uint32_t(KeyCombo::ctrl | KeyCombo::alt));
+  EXPECT_EQ(c.input.quit_key.keysym, uint32_t(XKB_KEY_BackSpace));
+  EXPECT_EQ(to_string(c.input.quit_key), "Ctrl+Alt+BackSpace");
+  EXPECT_TRUE(c.input.vt_switch);
+}
+
+TEST_F(InputParse, AllKeys) {
+  Config c = parse_ok(R"(
+[input]
+quit_key = "Super+Shift+Q"
+vt_switch = false
+
+[input.keyboard]
+layout = "de,us"
+variant = "nodeadkeys,"
+model = "pc104"
+options = "ctrl:nocaps"
+repeat_rate = 40
+repeat_delay = 250
+
+[input.pointer]
+accel_profile = "flat"
+accel_speed = -0.5
+natural_scroll = false
+
+[[input.device]]
+name = ["*Touchpad*", "*TouchPad*"]
+tap = true
+natural_scroll = true
+accel_profile = "adaptive"
+
+[[input.device]]
+name = "Logitech*"
+left_handed = true
+accel_speed = 1
+)");
+  const InputConfig& in = c.input;
+  EXPECT_EQ(in.keyboard.layout, "de,us");
+  EXPECT_EQ(in.keyboard.variant, "nodeadkeys,");
+  EXPECT_EQ(in.keyboard.model, "pc104");
+  EXPECT_EQ(in.keyboard.options, "ctrl:nocaps");
+  EXPECT_EQ(in.keyboard.repeat_rate, 40);
+  EXPECT_EQ(in.keyboard.repeat_delay, 250);
+  EXPECT_EQ(in.pointer.accel_profile, AccelProfile::flat);
+  EXPECT_EQ(in.pointer.accel_speed, -0.5);
+  EXPECT_EQ(in.pointer.natural_scroll, false);
+  EXPECT_FALSE(in.pointer.tap.has_value());
+  ASSERT_EQ(in.devices.size(), 2u);
+  EXPECT_EQ(in.devices[0].name, (std::vector<std::string>{"*Touchpad*", "*TouchPad*"}));
+  EXPECT_EQ(in.devices[1].settings.left_handed, true);
+  EXPECT_EQ(in.quit_key.modifiers, uint32_t(KeyCombo::super | KeyCombo::shift));
+  EXPECT_EQ(in.quit_key.keysym, uint32_t(XKB_KEY_q));
+  EXPECT_FALSE(in.vt_switch);
+
+  // Per-device settings: [input.pointer], then each matching table in file order.
+  PointerSettings pad = settings_for_device(in, "SynPS/2 Synaptics TouchPad");
+  EXPECT_EQ(pad.tap, true);
+  EXPECT_EQ(pad.natural_scroll, true);
+  EXPECT_EQ(pad.accel_profile, AccelProfile::adaptive);
+  EXPECT_EQ(pad.accel_speed, -0.5);
+  EXPECT_FALSE(pad.left_handed.has_value());
+  PointerSettings mouse = settings_for_device(in, "Logitech USB Optical Mouse");
+  EXPECT_EQ(mouse.left_handed, true);
+  EXPECT_EQ(mouse.accel_speed, 1.0);
+  EXPECT_EQ(mouse.accel_profile, AccelProfile::flat);
+  EXPECT_FALSE(mouse.tap.has_value());
+  PointerSettings other = settings_for_device(in, "AT Translated Set 2 keyboard");
+  EXPECT_EQ(other, in.pointer);
+}
+
+TEST_F(InputParse, ErrorsPointAtTheKey) {
+  EXPECT_EQ(parse_error("[input.keyboard]\nrepeat_rate = \"fast\"\n"),
+            "test.toml:2:15: 'repeat_rate' must be an integer");
+  EXPECT_EQ(parse_error("[input.keyboard]\nrepeat_delay = 0\n"),
+            "test.toml:2:16: 'repeat_delay' must be in 1..10000");
+  EXPECT_EQ(parse_error("[input.keyboard]\nlayuot = \"de\"\n"),
+            "test.toml:2:1: unknown key 'layuot' in [input.keyboard] (known: layout, variant, "
+            "model, options, rules, repeat_rate, repeat_delay)");
+  EXPECT_EQ(parse_error("[input.pointer]\naccel_profile = \"fast\"\n"),
+            "test.toml:2:17: 'accel_profile' must be one of flat|adaptive, not \"fast\"");
+  EXPECT_EQ(parse_error("[input.pointer]\naccel_speed = 2\n"),
+            "test.toml:2:15: 'accel_speed' must be in -1..1");
+  EXPECT_EQ(parse_error("[input.pointer]\ntap = 1\n"), "test.toml:2:7: 'tap' must be true or false");
+  EXPECT_EQ(parse_error("[[input.device]]\ntap = true\n"),
+            "test.toml:1:1: [[input.device]] needs a 'name' glob (\"*Touchpad*\")");
+  EXPECT_EQ(parse_error("[input]\nquit_key = \"Ctrl+Hyper+q\"\n"),
+            "test.toml:2:12: key 'Ctrl+Hyper+q': unknown modifier 'Hyper' (Shift, Ctrl, Alt, Super)");
+  EXPECT_EQ(parse_error("[input]\nquit_key = \"Ctrl+Alt+NoSuchKey\"\n"),
+            "test.toml:2:12: key 'Ctrl+Alt+NoSuchKey': 'NoSuchKey' is not an xkb keysym name "
+            "(e.g. BackSpace, q, F12)");
+  EXPECT_EQ(parse_error("[input]\nmouse = 1\n"),
+            "test.toml:2:1: unknown key 'mouse' in [input] (known: keyboard, pointer, device, "
+            "quit_key, vt_switch)");
+}
+
+TEST_F(InputParse, KeymapThatDoesNotCompileIsAnErrorAtTheKeyboardTable) {
+  std::string e = parse_error("[general]\nlog_level = \"info\"\n\n[input.keyboard]\nlayout = \"xx-no-such\"\n");
+  EXPECT_EQ(e.rfind("test.toml:4:1: the keyboard keymap does not compile (rules \"evdev\", model "
+                    "\"pc105\", layout \"xx-no-such\"", 0), 0u) << e;
+}
+
+TEST_F(InputParse, QuitKeyCanBeUnbound) {
+  EXPECT_EQ(parse_ok("[input]\nquit_key = \"none\"\n").input.quit_key.keysym, 0u);
+  KeyCombo k;
+  std::string err;
+  ASSERT_TRUE(parse_key_combo("ctrl+alt+F12", &k, &err)) << err;
+  EXPECT_EQ(k.keysym, uint32_t(XKB_KEY_F12));
+  EXPECT_EQ(to_string(k), "Ctrl+Alt+F12");
+  ASSERT_TRUE(parse_key_combo("Ctrl+plus", &k, &err)) << err;
+  EXPECT_EQ(k.keysym, uint32_t(XKB_KEY_plus));
+  EXPECT_FALSE(parse_key_combo("Ctrl++", &k, &err));
+  EXPECT_FALSE(parse_key_combo("Ctrl+", &k, &err));
+  EXPECT_FALSE(parse_key_combo("Ctrl+Alt", &k, &err));
+}
+
+using InputReload = XkbEnvCleared;
+
+TEST_F(InputReload, BadKeymapKeepsTheLastGoodInputConfig) {
+  char tmpl[] = "/tmp/ferry-input-config-XXXXXX";
+  std::string dir = ::mkdtemp(tmpl);
+  std::string path = dir + "/ferry.toml";
+  std::ofstream(path) << "[input.keyboard]\nlayout = \"de\"\nrepeat_rate = 30\n";
+  std::string error;
+  auto initial = load_config(path, &error);
+  ASSERT_TRUE(initial) << error;
+  std::vector<InputConfig> seen;
+  ConfigWatcher w(path, *initial, [&](const Config& c) { seen.push_back(c.input); });
+
+  std::ofstream(path) << "[input.keyboard]\nlayout = \"fr\"\nvariant = \"no-such-variant\"\n";
+  EXPECT_FALSE(w.reload(&error));
+  EXPECT_EQ(error.rfind(path + ":1:1: the keyboard keymap does not compile", 0), 0u) << error;
+  EXPECT_EQ(w.current().input.keyboard.layout, "de");
+  EXPECT_EQ(w.current().input.keyboard.repeat_rate, 30);
+  EXPECT_TRUE(seen.empty());
+
+  std::ofstream(path) << "[input.keyboard]\nlayout = \"fr\"\n[[input.device]]\nname = \"*\"\ntap = true\n";
+  EXPECT_TRUE(w.reload(&error)) << error;
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0].keyboard.layout, "fr");
+  EXPECT_EQ(seen[0].keyboard.repeat_rate, 25);
+  EXPECT_EQ(settings_for_device(seen[0], "any device").tap, true);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace ferry::config
