@@ -14,7 +14,7 @@ struct CliOptions {
   ServerOptions server;
   // --backend as given: "auto" (the default: core/backend_choice.hpp decides) or a name.
   std::string backend = "auto";
-  bool backend_set = false;
+  bool backend_set = false;  // --backend given (else the config's backend applies)
   std::string config_path;
   std::string display_device;
   std::string render_device;  // --render-device: DRM node, cardN, PCI address or "surfaceless"
@@ -27,7 +27,6 @@ struct CliOptions {
   std::string writeback_screenshot_path;  // kms: PNG of output 1 through writeback
   std::vector<std::string> client_argv;
   bool print_stats = false;
-  bool backend_set = false;       // --backend given (else the config's backend applies)
   bool private_instance = false;  // --private: no socket file, no D-Bus name
 };
 
