@@ -136,7 +136,7 @@ bool Ferryd::start(const std::vector<std::string>& args, const std::vector<std::
   std::vector<std::string> argv = {ferryd_path(), "--socket", socket_};
   // Headless unless the test names a backend: ferryd's default (auto) would take the
   // display and the seat on a machine that has them.
-  if (std::find(args.begin(), args.end(), "--backend") == args.end())
+  if (headless_by_default && std::find(args.begin(), args.end(), "--backend") == args.end())
     argv.insert(argv.end(), {"--backend", "headless"});
   argv.insert(argv.end(), args.begin(), args.end());
   std::vector<std::string> full_env = {"XDG_RUNTIME_DIR=" + dir_.path()};

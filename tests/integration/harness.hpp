@@ -62,6 +62,9 @@ class Ferryd {
   // current test (and returns false) when it does not come. 'env': more "NAME=value"
   // entries for ferryd (e.g. WAYLAND_DISPLAY of a host).
   bool start(const std::vector<std::string>& args, const std::vector<std::string>& env = {});
+  // Whether start() adds --backend headless when 'args' name no backend; false leaves the
+  // choice to ferryd and its config (a test of that choice).
+  bool headless_by_default = true;
   ~Ferryd();
 
   const std::string& socket() const { return socket_; }

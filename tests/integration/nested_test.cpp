@@ -285,6 +285,22 @@ TEST(NestedInFerry, OnlyTheDamagedAreaGoesToTheHost) {
   EXPECT_EQ(host.stop(), 0) << host.log();
 }
 
+TEST(NestedInFerry, AutoBackendNestsWhenWaylandDisplayIsSet) {
+  Ferryd host, nested;
+  ASSERT_TRUE(host.start({"--output", "640x480@60"}));
+  nested.headless_by_default = false;  // no --backend, no config: auto decides
+  ASSERT_TRUE(nested.start({"--output", "320x240"}, {"WAYLAND_DISPLAY=" + host.socket_path()}));
+  EXPECT_NE(nested.log().find("backend: wayland (auto:"), std::string::npos) << nested.log();
+  SolidWindow w = show_solid(nested, 100, 100, 0xff2080c0u);
+  Image img;
+  EXPECT_TRUE(capture_until(host, &img, [](const Image& i) {
+    return rgb_near(pixel_of(i, 2 * kCascade + 50, 2 * kCascade + 50), Rgb{0x20, 0x80, 0xc0}, 0);
+  }));
+  w.c.reset();
+  EXPECT_EQ(nested.stop(), 0) << nested.log();
+  EXPECT_EQ(host.stop(), 0) << host.log();
+}
+
 TEST(NestedInFerry, ConfigBackendWaylandNestsWithoutTheOption) {
   Ferryd host, nested;
   ASSERT_TRUE(host.start({"--output", "640x480@60"}));
@@ -296,6 +312,7 @@ TEST(NestedInFerry, ConfigBackendWaylandNestsWithoutTheOption) {
     std::fputs("[general]\nbackend = \"wayland\"\n", f);
     std::fclose(f);
   }
+  nested.headless_by_default = false;  // the config's backend decides
   ASSERT_TRUE(nested.start({"--config", cfg, "--output", "320x240"}, {"WAYLAND_DISPLAY=" + host.socket_path()}));
   EXPECT_NE(nested.log().find("output WL-1: 320x240"), std::string::npos) << nested.log();
   // The host has one more client: the nested ferryd's window.
