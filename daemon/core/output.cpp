@@ -228,6 +228,10 @@ void Output::repaint() {
       di.box = it.box;
       it.surface->source_box(&di.src_x, &di.src_y, &di.src_w, &di.src_h);
       di.buffer_transform = it.surface->buffer_transform();
+      if (!it.surface->opaque_region().empty()) {
+        di.opaque = it.surface->opaque_region();
+        di.opaque.translate(it.box.x, it.box.y);
+      }
       frame.items.push_back(di);
       // Buffers sampled in place (dmabuf) stay locked until this frame is on screen: by
       // then the GPU has finished reading them.

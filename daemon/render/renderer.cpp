@@ -226,6 +226,31 @@ void Renderer::draw_rects(const std::vector<Rect>& rects, FrameStats& stats) {
   }
 }
 
+const Renderer::Uniforms& Renderer::uniforms(GLuint program) {
+  for (const auto& [prog, u] : uniforms_)
+    if (prog == program) return u;
+  Uniforms u;
+  u.proj = glGetUniformLocation(program, "u_proj");
+  u.tex = glGetUniformLocation(program, "u_tex");
+  u.alpha = glGetUniformLocation(program, "u_alpha");
+  u.sampler = glGetUniformLocation(program, "u_sampler");
+  u.color = glGetUniformLocation(program, "u_color");
+  // Fused YUV unpack: the filtered NV12 variant names its planes apart.
+  static const char* const kPlanes[3] = {"u_y", "u_uv", "u_v"};
+  static const char* const kFiltered[3] = {"u_yf", "u_uvf", "u_v"};
+  for (int i = 0; i < 3; ++i) {
+    u.planes[i] = glGetUniformLocation(program, kFiltered[i]);
+    if (u.planes[i] < 0) u.planes[i] = glGetUniformLocation(program, kPlanes[i]);
+  }
+  u.size = glGetUniformLocation(program, "u_size");
+  u.shift = glGetUniformLocation(program, "u_shift");
+  u.origin = glGetUniformLocation(program, "u_origin");
+  u.to_rgb = glGetUniformLocation(program, "u_to_rgb");
+  u.offset = glGetUniformLocation(program, "u_offset");
+  uniforms_.emplace_back(program, u);
+  return uniforms_.back().second;
+}
+
 FrameStats Renderer::render(const RenderTarget& target, const FrameInput& frame) {
   FrameStats stats;
   egl_->make_current();
@@ -244,25 +269,64 @@ FrameStats Renderer::render(const RenderTarget& target, const FrameInput& frame)
   auto proj = fb_to_clip.gl();
   Mat3 l2f = layout_to_fb(frame.output_box, frame.scale, frame.transform);
 
-  // Background colour fill (S4 colour fill) over the damage.
-  glDisable(GL_BLEND);
-  glUseProgram(fill_prog_);
-  glUniformMatrix3fv(glGetUniformLocation(fill_prog_, "u_proj"), 1, GL_FALSE, proj.data());
-  glUniform4fv(glGetUniformLocation(fill_prog_, "u_color"), 1, frame.background);
-  std::vector<Rect> bg = fb_damage.rects();
-  stats.rects += uint32_t(bg.size());
-  draw_rects(bg, stats);
-
-  glEnable(GL_BLEND);
-  glBlendFunc(GL_ONE, GL_ONE_MINUS_SRC_ALPHA);
-  glActiveTexture(GL_TEXTURE0);
-  for (const DrawItem& it : frame.items) {
-    if (!it.texture || it.src_w <= 0 || it.src_h <= 0) continue;
+  // Occlusion, top to bottom: an item draws only the damage that no opaque item above it
+  // covers, and the background only what no opaque item covers. Where an item is opaque
+  // it is drawn without blending (the result is the same: ONE, ONE_MINUS_SRC_ALPHA with
+  // alpha 1), which is most of a full-screen client's cost on a software rasteriser.
+  auto drawable = [](const DrawItem& it) {
+    return it.texture && it.src_w > 0 && it.src_h > 0;
+  };
+  std::vector<Region> clips(frame.items.size()), opaque_clips(frame.items.size());
+  Region covered;
+  for (size_t i = frame.items.size(); i-- > 0;) {
+    const DrawItem& it = frame.items[i];
+    if (!drawable(it)) continue;
     Region clip(it.box);
     clip.intersect(frame.damage);
-    Region fb_clip = layout_to_framebuffer(clip, frame.output_box, frame.scale, frame.transform);
-    fb_clip.intersect(fb_damage);
-    if (fb_clip.empty()) continue;
+    clip.subtract(covered);
+    Region opaque;
+    if (it.alpha >= 1.0f) {
+      if (it.texture->opaque()) {
+        opaque = Region(it.box);
+      } else {
+        opaque = it.opaque;
+        opaque.intersect(it.box);
+      }
+    }
+    Region opaque_clip = clip;
+    opaque_clip.intersect(opaque);
+    clip.subtract(opaque_clip);
+    clips[i] = layout_to_framebuffer(clip, frame.output_box, frame.scale, frame.transform);
+    clips[i].intersect(fb_damage);
+    opaque_clips[i] =
+        layout_to_framebuffer(opaque_clip, frame.output_box, frame.scale, frame.transform);
+    opaque_clips[i].intersect(fb_damage);
+    covered.add(opaque);
+  }
+
+  // Background colour fill (S4 colour fill) over the damage nothing opaque covers.
+  glDisable(GL_BLEND);
+  Region bg_layout = frame.damage;
+  bg_layout.subtract(covered);
+  Region bg_region =
+      layout_to_framebuffer(bg_layout, frame.output_box, frame.scale, frame.transform);
+  bg_region.intersect(fb_damage);
+  if (!bg_region.empty()) {
+    const Uniforms& fu = uniforms(fill_prog_);
+    glUseProgram(fill_prog_);
+    glUniformMatrix3fv(fu.proj, 1, GL_FALSE, proj.data());
+    glUniform4fv(fu.color, 1, frame.background);
+    std::vector<Rect> bg = bg_region.rects();
+    stats.rects += uint32_t(bg.size());
+    draw_rects(bg, stats);
+  }
+
+  glBlendFunc(GL_ONE, GL_ONE_MINUS_SRC_ALPHA);
+  glActiveTexture(GL_TEXTURE0);
+  for (size_t i = 0; i < frame.items.size(); ++i) {
+    const DrawItem& it = frame.items[i];
+    if (!drawable(it)) continue;
+    if (clips[i].empty() && opaque_clips[i].empty()) continue;
     // unit quad -> layout, and unit quad -> texture coordinates.
     Mat3 unit_to_layout = Mat3::translate(float(it.box.x), float(it.box.y)) *
                           Mat3::scale(float(it.box.width), float(it.box.height));
@@ -278,38 +342,46 @@ FrameStats Renderer::render(const RenderTarget& target, const FrameInput& frame)
     // linux-dmabuf y_invert: the buffer's first row is the bottom of the picture.
     if (it.texture->y_inverted()) unit_to_tex = Mat3::translate(0, 1) * Mat3::scale(1, -1) * unit_to_tex;
     Mat3 fb_to_tex = unit_to_tex * (l2f * unit_to_layout).inverse();
-    const YuvPlanes* yuv = it.texture->yuv();
-    GLuint prog = yuv ? yuv_program(*yuv)
-                      : it.texture->opaque() ? blit_opaque_prog_ : blit_prog_;
-    if (!prog) continue;
-    glUseProgram(prog);
-    glUniformMatrix3fv(glGetUniformLocation(prog, "u_proj"), 1, GL_FALSE, proj.data());
     auto tex = fb_to_tex.gl();
-    glUniformMatrix3fv(glGetUniformLocation(prog, "u_tex"), 1, GL_FALSE, tex.data());
-    glUniform1f(glGetUniformLocation(prog, "u_alpha"), it.alpha);
-    if (yuv) {
-      // Fused unpack: the planes themselves, converted per fragment.
-      static const char* const kPlanes[3] = {"u_y", "u_uv", "u_v"};
-      static const char* const kFiltered[3] = {"u_yf", "u_uvf", "u_v"};
-      for (int i = 0; i < 3; ++i) {
-        glActiveTexture(GLenum(GL_TEXTURE0 + i));
-        glBindTexture(GL_TEXTURE_2D, yuv->tex[i] ? yuv->tex[i] : yuv->tex[1]);
-        glUniform1i(glGetUniformLocation(prog, (yuv->filtered ? kFiltered : kPlanes)[i]), i);
+    const YuvPlanes* yuv = it.texture->yuv();
+    // Two passes: the blended part, then the opaque part (alpha forced to 1, no blending).
+    for (int pass = 0; pass < 2; ++pass) {
+      const Region& part = pass == 0 ? clips[i] : opaque_clips[i];
+      if (part.empty()) continue;
+      bool opaque = pass == 1;
+      GLuint prog = yuv ? yuv_program(*yuv)
+                    : (opaque || it.texture->opaque()) ? blit_opaque_prog_ : blit_prog_;
+      if (!prog) continue;
+      if (opaque)
+        glDisable(GL_BLEND);
+      else
+        glEnable(GL_BLEND);
+      const Uniforms& u = uniforms(prog);
+      glUseProgram(prog);
+      glUniformMatrix3fv(u.proj, 1, GL_FALSE, proj.data());
+      glUniformMatrix3fv(u.tex, 1, GL_FALSE, tex.data());
+      glUniform1f(u.alpha, it.alpha);
+      if (yuv) {
+        // Fused unpack: the planes themselves, converted per fragment.
+        for (int p = 0; p < 3; ++p) {
+          glActiveTexture(GLenum(GL_TEXTURE0 + p));
+          glBindTexture(GL_TEXTURE_2D, yuv->tex[p] ? yuv->tex[p] : yuv->tex[1]);
+          glUniform1i(u.planes[p], p);
+        }
+        glActiveTexture(GL_TEXTURE0);
+        glUniform2i(u.size, it.texture->width(), it.texture->height());
+        glUniform1ui(u.shift, yuv->shift);
+        glUniform2f(u.origin, yuv->origin[0], yuv->origin[1]);
+        glUniformMatrix3fv(u.to_rgb, 1, GL_TRUE, yuv->to_rgb);
+        glUniform3f(u.offset, yuv->offset[0], yuv->offset[1], yuv->offset[2]);
+      } else {
+        glUniform1i(u.sampler, 0);
+        glBindTexture(GL_TEXTURE_2D, it.texture->id());
       }
-      glActiveTexture(GL_TEXTURE0);
-      glUniform2i(glGetUniformLocation(prog, "u_size"), it.texture->width(), it.texture->height());
-      glUniform1ui(glGetUniformLocation(prog, "u_shift"), yuv->shift);
-      glUniform2f(glGetUniformLocation(prog, "u_origin"), yuv->origin[0], yuv->origin[1]);
-      glUniformMatrix3fv(glGetUniformLocation(prog, "u_to_rgb"), 1, GL_TRUE, yuv->to_rgb);
-      glUniform3f(glGetUniformLocation(prog, "u_offset"), yuv->offset[0], yuv->offset[1],
-                  yuv->offset[2]);
-    } else {
-      glUniform1i(glGetUniformLocation(prog, "u_sampler"), 0);
-      glBindTexture(GL_TEXTURE_2D, it.texture->id());
+      std::vector<Rect> rects = part.rects();
+      stats.rects += uint32_t(rects.size());
+      draw_rects(rects, stats);
     }
-    std::vector<Rect> rects = fb_clip.rects();
-    stats.rects += uint32_t(rects.size());
-    draw_rects(rects, stats);
   }
   glDisable(GL_BLEND);
   glBindVertexArray(0);

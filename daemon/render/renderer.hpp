@@ -73,6 +73,10 @@ struct DrawItem {
   double src_x = 0, src_y = 0, src_w = 0, src_h = 0;  // source in buffer pixels
   Transform buffer_transform = Transform::normal;
   float alpha = 1.0f;
+  // Layout area where the client promised alpha 1 (wl_surface.set_opaque_region), beyond
+  // what an opaque format already guarantees: drawn without blending, and nothing beneath
+  // it (items lower down, the background) is drawn there.
+  Region opaque;
 };
 
 struct FrameInput {
@@ -146,6 +150,14 @@ class Renderer {
  private:
   Renderer() = default;
   void draw_rects(const std::vector<Rect>& fb_rects, FrameStats& stats);
+  // Uniform locations of a linked program, looked up once (not per draw).
+  struct Uniforms {
+    GLint proj = -1, tex = -1, alpha = -1, sampler = -1, color = -1;
+    GLint planes[3] = {-1, -1, -1}, size = -1, shift = -1, origin = -1, to_rgb = -1,
+          offset = -1;
+  };
+  const Uniforms& uniforms(GLuint program);
+  std::vector<std::pair<GLuint, Uniforms>> uniforms_;
 
   EglContext* egl_ = nullptr;
   int batch_rects_ = 64;
