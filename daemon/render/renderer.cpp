@@ -4,6 +4,7 @@
 #include <GLES2/gl2ext.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "core/buffer.hpp"
@@ -112,8 +113,18 @@ std::unique_ptr<Renderer> Renderer::create(EglContext& egl, int batch_rects, std
   if (!r->blit_prog_) return nullptr;
   r->blit_opaque_prog_ = link_program("blit.vert", "blit.frag", "#define OPAQUE 1\n", error);
   if (!r->blit_opaque_prog_) return nullptr;
+  r->blit_unit_prog_ = link_program("blit.vert", "blit.frag", "#define UNIT_ALPHA 1\n", error);
+  if (!r->blit_unit_prog_) return nullptr;
+  r->blit_opaque_unit_prog_ =
+      link_program("blit.vert", "blit.frag", "#define OPAQUE 1\n#define UNIT_ALPHA 1\n", error);
+  if (!r->blit_opaque_unit_prog_) return nullptr;
   r->fill_prog_ = link_program("blit.vert", "fill.frag", "", error);
   if (!r->fill_prog_) return nullptr;
+  glGenSamplers(1, &r->nearest_sampler_);
+  glSamplerParameteri(r->nearest_sampler_, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+  glSamplerParameteri(r->nearest_sampler_, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+  glSamplerParameteri(r->nearest_sampler_, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+  glSamplerParameteri(r->nearest_sampler_, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
   glGenVertexArrays(1, &r->vao_);
   glGenBuffers(1, &r->vbo_);
   glBindVertexArray(r->vao_);
@@ -132,7 +143,10 @@ Renderer::~Renderer() {
   for (GLuint p : yuv_prog_)
     if (p) glDeleteProgram(p);
   glDeleteProgram(blit_opaque_prog_);
+  glDeleteProgram(blit_unit_prog_);
+  glDeleteProgram(blit_opaque_unit_prog_);
   glDeleteProgram(fill_prog_);
+  glDeleteSamplers(1, &nearest_sampler_);
   glDeleteBuffers(1, &vbo_);
   glDeleteVertexArrays(1, &vao_);
 }
@@ -344,13 +358,28 @@ FrameStats Renderer::render(const RenderTarget& target, const FrameInput& frame)
     Mat3 fb_to_tex = unit_to_tex * (l2f * unit_to_layout).inverse();
     auto tex = fb_to_tex.gl();
     const YuvPlanes* yuv = it.texture->yuv();
+    // Framebuffer pixel centres on texel centres (no scaling, integer offset): bilinear
+    // filtering would return each texel as it is, so nearest gives the same pixels at a
+    // fraction of the cost on a software rasteriser (weston does the same).
+    bool exact = false;
+    if (!yuv) {
+      Mat3 texels = Mat3::scale(bw, bh) * fb_to_tex;
+      auto unit = [](float v) { return std::fabs(v) < 1e-4f || std::fabs(std::fabs(v) - 1) < 1e-4f; };
+      auto integral = [](float v) { return std::fabs(v - std::round(v)) < 1e-3f; };
+      exact = unit(texels.m[0]) && unit(texels.m[1]) && unit(texels.m[3]) &&
+              unit(texels.m[4]) && integral(texels.m[2]) && integral(texels.m[5]);
+    }
+    glBindSampler(0, exact ? nearest_sampler_ : 0);
     // Two passes: the blended part, then the opaque part (alpha forced to 1, no blending).
     for (int pass = 0; pass < 2; ++pass) {
       const Region& part = pass == 0 ? clips[i] : opaque_clips[i];
       if (part.empty()) continue;
       bool opaque = pass == 1;
+      bool unit = it.alpha == 1.0f;
       GLuint prog = yuv ? yuv_program(*yuv)
-                    : (opaque || it.texture->opaque()) ? blit_opaque_prog_ : blit_prog_;
+                    : (opaque || it.texture->opaque())
+                        ? (unit ? blit_opaque_unit_prog_ : blit_opaque_prog_)
+                        : (unit ? blit_unit_prog_ : blit_prog_);
       if (!prog) continue;
       if (opaque)
         glDisable(GL_BLEND);
@@ -384,6 +413,7 @@ FrameStats Renderer::render(const RenderTarget& target, const FrameInput& frame)
     }
   }
   glDisable(GL_BLEND);
+  glBindSampler(0, 0);
   glBindVertexArray(0);
   glFlush();
   return stats;

@@ -162,9 +162,11 @@ class Renderer {
   EglContext* egl_ = nullptr;
   int batch_rects_ = 64;
   GLuint blit_prog_ = 0, blit_opaque_prog_ = 0, fill_prog_ = 0;
+  GLuint blit_unit_prog_ = 0, blit_opaque_unit_prog_ = 0;  // blit variants for alpha 1
   GLuint yuv_prog_[3] = {0, 0, 0};  // fused unpack: 4:4:4, semiplanar, filtered NV12 (lazy)
   GLuint yuv_program(const YuvPlanes& planes);
   GLuint vbo_ = 0, vao_ = 0;
+  GLuint nearest_sampler_ = 0;  // for draws that map pixels 1:1 onto texels
   bool bgra_upload_ = false;  // GL_EXT_texture_format_BGRA8888
   bool bgra_read_ = false;    // GL_EXT_read_format_bgra
   uint64_t dmabuf_imports_ = 0;  // last id given to a dmabuf import (renderer_dmabuf.cpp)

@@ -250,6 +250,34 @@ TEST_F(RendererTest, MultipassMatchesSinglePassAndCountsPasses) {
     }
 }
 
+// Occlusion: an item under an opaque one, and the background under an item with an opaque
+// region, are not drawn there; the pixels are exactly those of the topmost item.
+TEST_F(RendererTest, OpaqueItemsOccludeWhatIsBelowWithTheSamePixels) {
+  std::vector<Rgba> low = gradient(64, 48);
+  std::vector<Rgba> high(20 * 20, Rgba{10, 220, 30, 255});
+  auto low_tex = upload(low, 64, 48, DRM_FORMAT_ARGB8888);
+  auto high_tex = upload(high, 20, 20, DRM_FORMAT_XRGB8888);
+  for (bool opaque_region : {false, true}) {
+    TestTarget t(64, 48);
+    t.fill(kMarker);
+    FrameInput f = frame({0, 0, 64, 48}, kBg);
+    f.items.push_back(item(low_tex.get(), {0, 0, 64, 48}));
+    if (opaque_region) f.items.back().opaque = Region(Rect{0, 0, 64, 48});
+    f.items.push_back(item(high_tex.get(), {10, 10, 20, 20}));
+    FrameStats s = renderer_->render(t.target(), f);
+    // The low item: the output less the high one (4 bands); the high one: 1; the
+    // background: the same 4 bands unless the low item's opaque region covers them.
+    EXPECT_EQ(s.rects, opaque_region ? 5u : 9u);
+    auto px = read(t);
+    for (int32_t y = 0; y < 48; ++y)
+      for (int32_t x = 0; x < 64; ++x) {
+        bool in_high = x >= 10 && x < 30 && y >= 10 && y < 30;
+        Rgba want = in_high ? high[0] : low[size_t(y * 64 + x)];
+        ASSERT_TRUE(near(px[size_t(y * 64 + x)], want, 0, x, y));
+      }
+  }
+}
+
 TEST_F(RendererTest, BackgroundOnlyMultipassCountsCeilRectsOverBatch) {
   auto small = make_renderer(8);
   TestTarget t(64, 48);
