@@ -113,11 +113,6 @@ std::unique_ptr<Renderer> Renderer::create(EglContext& egl, int batch_rects, std
   if (!r->blit_prog_) return nullptr;
   r->blit_opaque_prog_ = link_program("blit.vert", "blit.frag", "#define OPAQUE 1\n", error);
   if (!r->blit_opaque_prog_) return nullptr;
-  r->blit_unit_prog_ = link_program("blit.vert", "blit.frag", "#define UNIT_ALPHA 1\n", error);
-  if (!r->blit_unit_prog_) return nullptr;
-  r->blit_opaque_unit_prog_ =
-      link_program("blit.vert", "blit.frag", "#define OPAQUE 1\n#define UNIT_ALPHA 1\n", error);
-  if (!r->blit_opaque_unit_prog_) return nullptr;
   r->fill_prog_ = link_program("blit.vert", "fill.frag", "", error);
   if (!r->fill_prog_) return nullptr;
   glGenSamplers(1, &r->nearest_sampler_);
@@ -143,8 +138,6 @@ Renderer::~Renderer() {
   for (GLuint p : yuv_prog_)
     if (p) glDeleteProgram(p);
   glDeleteProgram(blit_opaque_prog_);
-  glDeleteProgram(blit_unit_prog_);
-  glDeleteProgram(blit_opaque_unit_prog_);
   glDeleteProgram(fill_prog_);
   glDeleteSamplers(1, &nearest_sampler_);
   glDeleteBuffers(1, &vbo_);
@@ -375,11 +368,8 @@ FrameStats Renderer::render(const RenderTarget& target, const FrameInput& frame)
       const Region& part = pass == 0 ? clips[i] : opaque_clips[i];
       if (part.empty()) continue;
       bool opaque = pass == 1;
-      bool unit = it.alpha == 1.0f;
       GLuint prog = yuv ? yuv_program(*yuv)
-                    : (opaque || it.texture->opaque())
-                        ? (unit ? blit_opaque_unit_prog_ : blit_opaque_prog_)
-                        : (unit ? blit_unit_prog_ : blit_prog_);
+                    : (opaque || it.texture->opaque()) ? blit_opaque_prog_ : blit_prog_;
       if (!prog) continue;
       if (opaque)
         glDisable(GL_BLEND);

@@ -162,7 +162,6 @@ class Renderer {
   EglContext* egl_ = nullptr;
   int batch_rects_ = 64;
   GLuint blit_prog_ = 0, blit_opaque_prog_ = 0, fill_prog_ = 0;
-  GLuint blit_unit_prog_ = 0, blit_opaque_unit_prog_ = 0;  // blit variants for alpha 1
   GLuint yuv_prog_[3] = {0, 0, 0};  // fused unpack: 4:4:4, semiplanar, filtered NV12 (lazy)
   GLuint yuv_program(const YuvPlanes& planes);
   GLuint vbo_ = 0, vao_ = 0;
