@@ -192,7 +192,15 @@ void Scene::surface_committed(Surface& s, const Rect& old_box, bool old_visible)
   }
   s.update_outputs(on);
   if (primary || !visible) s.set_primary_output(primary);
-  wl_signal_emit_mutable(&on_surface_committed, &s);
+  SurfaceCommitted info{&s, old_box, box, old_visible, visible};
+  wl_signal_emit_mutable(&on_surface_committed, &info);
+}
+
+bool Scene::SurfaceCommitted::may_change_at(double x, double y) const {
+  const int32_t px = int32_t(std::floor(x)), py = int32_t(std::floor(y));
+  if (old_visible && old_box.contains(px, py)) return true;
+  if (visible && box.contains(px, py)) return true;
+  return !surface->children_below().empty() || !surface->children_above().empty();
 }
 
 void Scene::damage(const Region& layout_region) {

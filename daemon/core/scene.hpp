@@ -103,8 +103,17 @@ class Scene {
   wl_signal on_view_mapped;    // data: View*
   wl_signal on_view_unmapped;  // data: View*; also emitted when a mapped view is destroyed
   // After surface_committed: the surface may have moved, resized, (un)mapped or restacked
-  // its subsurfaces, so what lies under the pointer may have changed. data: Surface*
+  // its subsurfaces, so what lies under the pointer may have changed.
+  // data: SurfaceCommitted*
   wl_signal on_surface_committed;
+  struct SurfaceCommitted {
+    Surface* surface;
+    Rect old_box, box;  // layout boxes before and after; each counts only if visible
+    bool old_visible, visible;
+    // Whether this commit can change what lies at layout point (x, y): the point is in the
+    // old or new box, or the surface has subsurfaces (their positions apply now).
+    bool may_change_at(double x, double y) const;
+  };
 
  private:
   void collect_tree(Surface& s, int32_t x, int32_t y, std::vector<SceneItem>& out) const;

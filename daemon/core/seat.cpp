@@ -61,9 +61,12 @@ Seat::Seat(Server& server, std::unique_ptr<KeyboardState> keyboard)
     }
     rebase_pointer();
   });
-  // The scene changed under a still pointer: re-pick the focus (enter/leave, motion).
-  surface_committed_.connect(&server_.scene().on_surface_committed,
-                             [this](void*) { rebase_pointer(); });
+  // The scene changed under a still pointer: re-pick the focus (enter/leave, motion). A
+  // commit away from the pointer cannot change it (the pick walks the whole scene: doing
+  // it for every commit made a wide tree's commits O(surfaces) each).
+  surface_committed_.connect(&server_.scene().on_surface_committed, [this](void* data) {
+    if (static_cast<Scene::SurfaceCommitted*>(data)->may_change_at(x_, y_)) rebase_pointer();
+  });
   // wl_display_destroy frees the global itself.
   display_destroy_.set_callback([this](void*) { global_ = nullptr; });
   wl_display_add_destroy_listener(server_.display(), display_destroy_.raw());
