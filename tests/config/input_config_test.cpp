@@ -9,24 +9,14 @@
 #include <fstream>
 
 #include "config/config.hpp"
+#include "parse_helpers.hpp"
 #include "config/watcher.hpp"
 
 namespace ferry::config {
 namespace {
 
-Config parse_ok(const std::string& text) {
-  std::string error;
-  auto cfg = parse_config(text, "test.toml", &error);
-  EXPECT_TRUE(cfg.has_value()) << error;
-  return cfg.value_or(Config{});
-}
-
-std::string parse_error(const std::string& text) {
-  std::string error;
-  auto cfg = parse_config(text, "test.toml", &error);
-  EXPECT_FALSE(cfg.has_value());
-  return error;
-}
+using test::parse_error;
+using test::parse_ok;
 
 class XkbEnvCleared : public ::testing::Test {
  protected:
