@@ -45,6 +45,8 @@ void Wm::shut_down() {
   resource_created_.disconnect();
   if (retry_idle_) wl_event_source_remove(retry_idle_);
   retry_idle_ = nullptr;
+  if (drain_idle_) wl_event_source_remove(drain_idle_);
+  drain_idle_ = nullptr;
   selection_.reset();
   windows_.clear();  // views leave the scene
   if (source_) wl_event_source_remove(source_);
@@ -137,7 +139,7 @@ bool Wm::setup(UniqueFd fd, std::string* error) {
 
   source_ = wl_event_loop_add_fd(server_.loop(), xcb_get_file_descriptor(conn_),
                                  WL_EVENT_READABLE, &Wm::dispatch, this);
-  xcb_flush(conn_);
+  flush();  // and drain what the replies above queued
   log_info("xwayland: window manager running (root 0x%x)", root_);
   return true;
 }
@@ -145,24 +147,46 @@ bool Wm::setup(UniqueFd fd, std::string* error) {
 int Wm::dispatch(int, uint32_t mask, void* data) {
   auto* self = static_cast<Wm*>(data);
   if (self->shut_down_) return 0;
-  int count = 0;
-  while (xcb_generic_event_t* ev = xcb_poll_for_event(self->conn_)) {
+  self->process_events(mask & (WL_EVENT_HANGUP | WL_EVENT_ERROR));
+  return 0;
+}
+
+bool Wm::process_events(bool hangup) {
+  dispatching_ = true;
+  for (;;) {
+    xcb_generic_event_t* ev = xcb_poll_for_event(conn_);
+    if (!ev) {
+      // Sending (our replies to what was just handled) reads into xcb's queue whatever
+      // X sent meanwhile; those events would not make the fd readable again.
+      xcb_flush(conn_);
+      ev = xcb_poll_for_queued_event(conn_);
+      if (!ev) break;
+    }
     XcbPtr<xcb_generic_event_t> owned(ev);
-    self->handle(ev);
-    ++count;
-    if (self->shut_down_) return 0;
+    handle(ev);
+    if (shut_down_) return false;
   }
-  if (xcb_connection_has_error(self->conn_) || (mask & (WL_EVENT_HANGUP | WL_EVENT_ERROR))) {
+  dispatching_ = false;
+  if (xcb_connection_has_error(conn_) || hangup) {
     log_info("xwayland: window manager connection lost");
-    if (self->on_lost) self->on_lost();  // may shut us down: nothing after this
-    return 0;
+    if (on_lost) on_lost();  // may shut us down: nothing after this
+    return false;
   }
-  self->flush();
-  return count;
+  return true;
 }
 
 void Wm::flush() {
-  if (conn_ && !shut_down_) xcb_flush(conn_);
+  if (!conn_ || shut_down_) return;
+  xcb_flush(conn_);
+  if (dispatching_ || drain_idle_) return;
+  drain_idle_ = wl_event_loop_add_idle(
+      server_.loop(),
+      [](void* d) {
+        auto* self = static_cast<Wm*>(d);
+        self->drain_idle_ = nullptr;
+        if (!self->shut_down_) self->process_events(false);
+      },
+      this);
 }
 
 Window* Wm::find(xcb_window_t id) const {

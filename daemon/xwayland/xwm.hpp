@@ -63,12 +63,20 @@ class Wm {
   void deactivate(Window& w);  // it lost the focus
   // The output a window is (mostly) on, else the first; may be null.
   Output* output_for(int32_t x, int32_t y, int32_t w, int32_t h) const;
+  // Sends what is buffered. Outside dispatch() it also schedules an idle drain of xcb's
+  // event queue: libxcb reads whatever X sent into that queue whenever it writes or waits
+  // for a reply, and an event read that way leaves the fd unreadable, so the event loop
+  // would not wake for it (a MapRequest could wait for the next X event, for ever).
   void flush();
 
  private:
   Wm(Server& server, wl_client* xwayland);
   bool setup(UniqueFd fd, std::string* error);
   static int dispatch(int fd, uint32_t mask, void* data);
+  // Handles every event on the socket and in xcb's queue, flushing until both are empty.
+  // Returns false when the connection is gone or the Wm was shut down meanwhile (then
+  // on_lost ran, and nothing may touch the Wm after it).
+  bool process_events(bool hangup);
   void handle(xcb_generic_event_t* ev);
   void create_notify(xcb_create_notify_event_t* ev);
   void destroy_notify(xcb_destroy_notify_event_t* ev);
@@ -97,6 +105,8 @@ class Wm {
   std::map<uint32_t, xcb_window_t> pending_ids_;
   Listener resource_created_;
   wl_event_source* retry_idle_ = nullptr;  // pending WL_SURFACE_ID retry
+  wl_event_source* drain_idle_ = nullptr;  // pending drain of xcb's queue (see flush())
+  bool dispatching_ = false;               // inside process_events()
   std::unique_ptr<SelectionBridge> selection_;  // CLIPBOARD between X and Wayland
   bool shut_down_ = false;
 };

@@ -111,6 +111,21 @@ std::string Child::log() const {
   return ss.str();
 }
 
+std::string Child::where() {
+  std::string head = "pid " + std::to_string(pid_) + ": ";
+  if (!running()) return head + "ended, wait status " + std::to_string(status_);
+  auto read = [&](const char* name) {
+    std::ifstream in("/proc/" + std::to_string(pid_) + "/" + name);
+    std::string s;
+    std::getline(in, s);
+    return s;
+  };
+  std::string stat = read("stat");
+  size_t paren = stat.rfind(')');
+  std::string state = paren == std::string::npos ? "?" : stat.substr(paren + 2, 1);
+  return head + "state " + state + ", waiting in " + read("wchan");
+}
+
 std::string ferryd_path() {
   const char* p = std::getenv("FERRYD");
   return p ? p : FERRYD_DEFAULT_PATH;

@@ -47,6 +47,8 @@ class Child {
   // Waits up to 'timeout'; returns the wait status or -1 on timeout.
   int wait(std::chrono::milliseconds timeout);
   std::string log() const;
+  // For failure messages: "pid N: state S, waiting in W" from /proc, or how it ended.
+  std::string where();
 
  private:
   pid_t pid_ = -1;
@@ -81,6 +83,7 @@ class Ferryd {
   // SIGTERM and wait; returns the exit status (0 expected: sanitizers report otherwise).
   int stop();
   std::string log() const { return proc_.log(); }
+  std::string where() { return proc_.where(); }  // Child::where() of the daemon
 
   // Environment for clients of this daemon (DISPLAY too when it offers X11).
   std::vector<std::string> client_env() const;

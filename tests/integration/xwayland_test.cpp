@@ -261,12 +261,12 @@ uint32_t input_focus(xcb_connection_t* c) {
 TEST_F(Xwayland, FocusStackingAndOverrideRedirectFollowFerry) {
   Child a = f_.run_client({test_client(), "--position", "100,100", "--color", "ff0000"}, "a");
   uint32_t a_id = mapped_id(a);
-  ASSERT_NE(a_id, 0u) << a.log() << f_.log();
+  ASSERT_NE(a_id, 0u) << a.where() << "\n" << a.log() << f_.log();
   Image img;
   ASSERT_TRUE(grab_until([&](const Image& i) { return share_of(i, {100, 100, 160, 120}, {255, 0, 0}) > 0.99; }, &img));
   Child b = f_.run_client({test_client(), "--position", "180,160", "--color", "00ff00"}, "b");
   uint32_t b_id = mapped_id(b);
-  ASSERT_NE(b_id, 0u) << b.log();
+  ASSERT_NE(b_id, 0u) << b.where() << "\nferryd " << f_.where() << "\n" << b.log() << f_.log();
   // The newer window is on top (overlap green) and has the keyboard and X focus.
   Rect overlap{180, 160, 80, 60};
   ASSERT_TRUE(grab_until([&](const Image& i) { return share_of(i, overlap, {0, 255, 0}) > 0.99; }, &img))
@@ -304,7 +304,7 @@ TEST_F(Xwayland, FocusStackingAndOverrideRedirectFollowFerry) {
   Child menu = f_.run_client({test_client(), "--override-redirect", "--position", "150,130",
                               "--size", "60x50", "--color", "0000ff"},
                              "menu");
-  ASSERT_NE(mapped_id(menu), 0u) << menu.log();
+  ASSERT_NE(mapped_id(menu), 0u) << menu.where() << "\n" << menu.log() << f_.log();
   EXPECT_TRUE(grab_until([&](const Image& i) { return share_of(i, {150, 130, 60, 50}, {0, 0, 255}) > 0.99; }, &img))
       << f_.log();
   EXPECT_TRUE(rgb_near(pixel_of(img, 149, 131), {255, 0, 0}, 8));
@@ -344,7 +344,7 @@ TEST_F(Xwayland, TransientDialogIsCentredOnItsParent) {
   std::snprintf(id, sizeof id, "0x%x", parent_id);
   Child dialog = f_.run_client(
       {test_client(), "--transient-for", id, "--size", "60x40", "--color", "ffff00"}, "d");
-  ASSERT_NE(mapped_id(dialog), 0u) << dialog.log();
+  ASSERT_NE(mapped_id(dialog), 0u) << dialog.where() << "\n" << dialog.log() << f_.log();
   // (160 - 60) / 2 = 50, (120 - 40) / 2 = 40 from the parent's corner.
   Image img;
   EXPECT_TRUE(grab_until([&](const Image& i) { return share_of(i, {150, 140, 60, 40}, {255, 255, 0}) > 0.99; }, &img))
