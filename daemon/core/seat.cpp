@@ -37,6 +37,7 @@ Seat::Seat(Server& server, std::unique_ptr<KeyboardState> keyboard)
     : server_(server), keyboard_(std::move(keyboard)) {
   wl_signal_init(&on_keyboard_focus);
   wl_signal_init(&on_selection);
+  wl_signal_init(&on_primary_selection);
   view_mapped_.connect(&server_.scene().on_view_mapped, [this](void* data) {
     auto* view = static_cast<View*>(data);
     if (view->wants_focus()) focus_view(view);
@@ -104,11 +105,14 @@ Seat::Seat(Server& server, std::unique_ptr<KeyboardState> keyboard)
     hotspot_x_ -= s->take_dx();
     hotspot_y_ -= s->take_dy();
   });
-  selection_destroy_.set_callback([this](void*) {
-    selection_ = nullptr;
-    selection_destroy_.disconnect();
-    wl_signal_emit_mutable(&on_selection, this);
-  });
+  for (Selection which : {Selection::clipboard, Selection::primary}) {
+    SelectionSlot& slot = selections_[int(which)];
+    slot.destroy.set_callback([this, &slot, which](void*) {
+      slot.source = nullptr;
+      slot.destroy.disconnect();
+      wl_signal_emit_mutable(selection_changed(which), this);
+    });
+  }
 }
 
 Seat::~Seat() {
@@ -117,7 +121,7 @@ Seat::~Seat() {
     for (wl_resource* r : *list) wl_resource_set_user_data(r, nullptr);
   if (global_) wl_global_destroy(global_);
   // Listeners of our signals may outlive us (protocol globals): unhook them.
-  for (wl_signal* sig : {&on_keyboard_focus, &on_selection}) {
+  for (wl_signal* sig : {&on_keyboard_focus, &on_selection, &on_primary_selection}) {
     while (!wl_list_empty(&sig->listener_list)) {
       wl_list* link = sig->listener_list.next;
       wl_list_remove(link);
@@ -704,20 +708,21 @@ void Seat::touch_cancel() {
 
 // ---- Selection ----
 
-void Seat::set_selection(SelectionSource* source, uint32_t serial) {
+void Seat::set_selection(Selection which, SelectionSource* source, uint32_t serial) {
+  SelectionSlot& slot = selections_[int(which)];
   // An older request must not override a newer selection (serials wrap, compare modulo).
-  if (selection_ && int32_t(serial - selection_serial_) < 0) {
+  if (slot.source && int32_t(serial - slot.serial) < 0) {
     if (source) source->cancel();
     return;
   }
-  if (source == selection_) return;
-  SelectionSource* old = selection_;
-  selection_destroy_.disconnect();
-  selection_ = source;
-  selection_serial_ = serial;
-  if (source) selection_destroy_.connect(&source->on_destroy);
+  if (source == slot.source) return;
+  SelectionSource* old = slot.source;
+  slot.destroy.disconnect();
+  slot.source = source;
+  slot.serial = serial;
+  if (source) slot.destroy.connect(&source->on_destroy);
   if (old) old->cancel();
-  wl_signal_emit_mutable(&on_selection, this);
+  wl_signal_emit_mutable(selection_changed(which), this);
 }
 
 std::unique_ptr<Seat> create_seat(Server& server) {

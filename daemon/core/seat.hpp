@@ -199,9 +199,20 @@ class Seat final : public InputSink {
   ShortcutsInhibitor* shortcuts_inhibitor_of(const Surface& s) const;
   bool shortcuts_inhibited() const { return active_inhibitor_ != nullptr; }
 
-  // Selection (clipboard). The last serial wins; an older serial is ignored.
-  SelectionSource* selection() const { return selection_; }
-  void set_selection(SelectionSource* source, uint32_t serial);
+  // Selections: the clipboard (wl_data_device, X11 CLIPBOARD) and the primary selection
+  // (zwp_primary_selection_v1, X11 PRIMARY). The last serial wins; an older one is ignored.
+  enum class Selection { clipboard, primary };
+  SelectionSource* selection(Selection which = Selection::clipboard) const {
+    return selections_[int(which)].source;
+  }
+  void set_selection(SelectionSource* source, uint32_t serial) {
+    set_selection(Selection::clipboard, source, serial);
+  }
+  void set_selection(Selection which, SelectionSource* source, uint32_t serial);
+  // on_selection or on_primary_selection.
+  wl_signal* selection_changed(Selection which) {
+    return which == Selection::clipboard ? &on_selection : &on_primary_selection;
+  }
 
   // Resource registration, called by protocol/wl_seat.cpp.
   void add_seat_resource(wl_resource* r) { seats_.push_back(r); }
@@ -215,7 +226,8 @@ class Seat final : public InputSink {
   // Emitted before wl_keyboard.enter goes out (wl_data_device.selection must precede it).
   // Listeners may outlive the seat: its destructor unhooks them (their Listener stays valid).
   wl_signal on_keyboard_focus;  // data: Surface* (new focus, may be null)
-  wl_signal on_selection;       // data: Seat*; after the selection changed
+  wl_signal on_selection;          // data: Seat*; after the clipboard changed
+  wl_signal on_primary_selection;  // data: Seat*; after the primary selection changed
 
   static constexpr int32_t kRepeatRate = 25;    // keys per second (default)
   static constexpr int32_t kRepeatDelay = 600;  // ms (default)
@@ -285,9 +297,12 @@ class Seat final : public InputSink {
   int touch_devices_ = 0;
   bool ever_had_touch_ = false;
 
-  SelectionSource* selection_ = nullptr;
-  uint32_t selection_serial_ = 0;
-  Listener selection_destroy_;
+  struct SelectionSlot {
+    SelectionSource* source = nullptr;
+    uint32_t serial = 0;
+    Listener destroy;
+  };
+  SelectionSlot selections_[2];  // indexed by Selection
 
   Listener view_mapped_, view_unmapped_, surface_committed_, display_destroy_;
 };

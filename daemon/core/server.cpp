@@ -123,6 +123,7 @@ bool Server::init(std::string* error) {
   create_presentation_global(*this);
   create_viewporter_global(*this);
   create_data_device_global(*this);
+  create_primary_selection_global(*this);
   create_screencopy_global(*this);
   create_xdg_output_global(*this);
   create_linux_dmabuf_global(*this);  // only when EGL imports dmabufs and a device is known

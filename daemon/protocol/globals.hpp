@@ -19,6 +19,7 @@ void create_pointer_constraints_global(Server& server);  // zwp_pointer_constrai
 void create_keyboard_shortcuts_inhibit_global(Server& server);  // zwp_keyboard_shortcuts_inhibit_manager_v1
 void create_xdg_activation_global(Server& server);    // xdg_activation_v1
 void create_data_device_global(Server& server);      // wl_data_device_manager
+void create_primary_selection_global(Server& server);  // zwp_primary_selection_device_manager_v1
 void create_screencopy_global(Server& server);       // zwlr_screencopy_manager_v1
 void create_xdg_output_global(Server& server);       // zxdg_output_manager_v1
 void create_drm_syncobj_global(Server& server);      // wp_linux_drm_syncobj_manager_v1

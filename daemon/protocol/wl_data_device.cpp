@@ -16,6 +16,7 @@
 #include "core/server.hpp"
 #include "core/surface.hpp"
 #include "protocol/globals.hpp"
+#include "protocol/selection_devices.hpp"
 #include "protocol/wl_seat.hpp"
 #include "util/listener.hpp"
 #include "util/log.hpp"
@@ -210,11 +211,7 @@ class DataDevice {
 class DataDeviceManager final : public Server::Global {
  public:
   explicit DataDeviceManager(Server& server);
-  ~DataDeviceManager() override {
-    for (DataDevice* d : devices_) d->detach();
-  }
-  void add(DataDevice* d) { devices_.push_back(d); }
-  void remove(DataDevice* d) { devices_.erase(std::remove(devices_.begin(), devices_.end(), d), devices_.end()); }
+  SelectionDevices<DataDevice> devices{Seat::Selection::clipboard};
 
  private:
   static void bind(wl_client* client, void* data, uint32_t version, uint32_t id);
@@ -222,12 +219,6 @@ class DataDeviceManager final : public Server::Global {
   static void handle_get_data_device(wl_client* client, wl_resource* r, uint32_t id,
                                      wl_resource* seat);
   static const struct wl_data_device_manager_interface impl_;
-  void watch(Seat& seat);
-  void send_to_focused(Seat& seat);
-
-  Server& server_;
-  std::vector<DataDevice*> devices_;
-  Listener focus_changed_, selection_changed_;
 };
 
 const struct wl_data_device_interface DataDevice::impl_ = {
@@ -242,11 +233,11 @@ DataDevice::DataDevice(wl_client* client, uint32_t version, uint32_t id,
   resource_ = wl_resource_create(client, &wl_data_device_interface, int(version), id);
   if (!resource_) return;
   wl_resource_set_implementation(resource_, &impl_, this, handle_destroy);
-  if (manager_) manager_->add(this);
+  if (manager_) manager_->devices.add(this);
 }
 
 DataDevice::~DataDevice() {
-  if (manager_) manager_->remove(this);
+  if (manager_) manager_->devices.remove(this);
 }
 
 DataDevice* DataDevice::from_resource(wl_resource* r) {
@@ -310,27 +301,11 @@ const struct wl_data_device_manager_interface DataDeviceManager::impl_ = {
     .get_data_device = DataDeviceManager::handle_get_data_device,
 };
 
-DataDeviceManager::DataDeviceManager(Server& server) : server_(server) {
+DataDeviceManager::DataDeviceManager(Server& server) {
   // The seat may not exist yet (Server::init order), so seats are watched from their first
   // get_data_device on.
-  wl_global_create(server_.display(), &wl_data_device_manager_interface, kManagerVersion, this,
+  wl_global_create(server.display(), &wl_data_device_manager_interface, kManagerVersion, this,
                    bind);
-}
-
-void DataDeviceManager::watch(Seat& seat) {
-  if (focus_changed_.connected()) return;  // ferry has one seat
-  // The selection goes to a client right before its keyboard enter, and again whenever it
-  // changes while the client has the focus.
-  focus_changed_.connect(&seat.on_keyboard_focus, [this, &seat](void*) { send_to_focused(seat); });
-  selection_changed_.connect(&seat.on_selection, [this, &seat](void*) { send_to_focused(seat); });
-}
-
-void DataDeviceManager::send_to_focused(Seat& seat) {
-  Surface* focus = seat.keyboard_focus();
-  if (!focus) return;
-  for (DataDevice* d : devices_)
-    if (d->seat() == &seat && wl_resource_get_client(d->resource()) == focus->client())
-      d->send_selection();
 }
 
 void DataDeviceManager::bind(wl_client* client, void* data, uint32_t version, uint32_t id) {
@@ -355,7 +330,7 @@ void DataDeviceManager::handle_get_data_device(wl_client* client, wl_resource* r
                                                wl_resource* seat_resource) {
   auto* self = static_cast<DataDeviceManager*>(wl_resource_get_user_data(r));
   Seat* seat = seat_from_resource(seat_resource);
-  if (seat) self->watch(*seat);
+  if (seat) self->devices.watch(*seat);
   auto* device = new DataDevice(client, uint32_t(wl_resource_get_version(r)), id,
                                 seat ? self : nullptr, seat);
   if (!device->resource()) {

@@ -21,7 +21,7 @@ constexpr const char* kUtf8Mime = "text/plain;charset=utf-8";
 constexpr const char* kTextMime = "text/plain";
 }  // namespace
 
-// The X CLIPBOARD owner as the seat's selection.
+// The X owner of CLIPBOARD or PRIMARY as the seat's selection of that kind.
 class XSelectionSource final : public SelectionSource {
  public:
   XSelectionSource(SelectionBridge& bridge, std::vector<std::string> mimes)
@@ -62,8 +62,22 @@ struct SelectionBridge::Incoming {
   }
 };
 
-SelectionBridge::SelectionBridge(Wm& wm) : wm_(wm), conn_(wm.conn()) {
-  clipboard_ = atom("CLIPBOARD");
+void send_selection_notify(xcb_connection_t* conn, const xcb_selection_request_event_t& req,
+                           xcb_atom_t property) {
+  xcb_selection_notify_event_t n{};
+  n.response_type = XCB_SELECTION_NOTIFY;
+  n.time = req.time;
+  n.requestor = req.requestor;
+  n.selection = req.selection;
+  n.target = req.target;
+  n.property = property;
+  xcb_send_event(conn, 0, req.requestor, XCB_EVENT_MASK_NO_EVENT, reinterpret_cast<const char*>(&n));
+}
+
+SelectionBridge::SelectionBridge(Wm& wm, Seat::Selection which)
+    : wm_(wm), conn_(wm.conn()), which_(which),
+      name_(which == Seat::Selection::clipboard ? "clipboard" : "primary selection") {
+  selection_ = which == Seat::Selection::clipboard ? atom("CLIPBOARD") : xcb_atom_t(XCB_ATOM_PRIMARY);
   targets_ = atom("TARGETS");
   utf8_ = atom("UTF8_STRING");
   string_ = XCB_ATOM_STRING;
@@ -79,18 +93,18 @@ SelectionBridge::SelectionBridge(Wm& wm) : wm_(wm), conn_(wm.conn()) {
   if (ext && ext->present) {
     xfixes_event_base_ = ext->first_event;
     std::free(xcb_xfixes_query_version_reply(conn_, xcb_xfixes_query_version(conn_, 5, 0), nullptr));
-    xcb_xfixes_select_selection_input(conn_, window_, clipboard_,
+    xcb_xfixes_select_selection_input(conn_, window_, selection_,
                                       XCB_XFIXES_SELECTION_EVENT_MASK_SET_SELECTION_OWNER |
                                           XCB_XFIXES_SELECTION_EVENT_MASK_SELECTION_WINDOW_DESTROY |
                                           XCB_XFIXES_SELECTION_EVENT_MASK_SELECTION_CLIENT_CLOSE);
   } else {
-    log_warn("xwayland: no XFixes: X11 clipboard owners are not seen by Wayland clients");
+    log_warn("xwayland: no XFixes: X11 %s owners are not seen by Wayland clients", name_);
   }
-  seat_selection_.connect(&wm_.server().seat().on_selection,
+  seat_selection_.connect(seat().selection_changed(which_),
                           [this](void*) { wayland_selection_changed(); });
-  // An X client that took CLIPBOARD before XFixes reported to us (after a WM restart, say).
+  // An X client that took the selection before XFixes reported to us (after a WM restart).
   if (xcb_get_selection_owner_reply_t* r =
-          xcb_get_selection_owner_reply(conn_, xcb_get_selection_owner(conn_, clipboard_), nullptr)) {
+          xcb_get_selection_owner_reply(conn_, xcb_get_selection_owner(conn_, selection_), nullptr)) {
     xcb_window_t owner = r->owner;
     std::free(r);
     if (owner != XCB_WINDOW_NONE) {
@@ -118,6 +132,8 @@ xcb_atom_t SelectionBridge::atom(const std::string& name) {
   return a;
 }
 
+Seat& SelectionBridge::seat() const { return wm_.server().seat(); }
+
 std::string SelectionBridge::atom_name(xcb_atom_t a) {
   xcb_get_atom_name_reply_t* r = xcb_get_atom_name_reply(conn_, xcb_get_atom_name(conn_, a), nullptr);
   if (!r) return "";
@@ -130,15 +146,20 @@ bool SelectionBridge::handle(xcb_generic_event_t* ev) {
   uint8_t type = ev->response_type & ~0x80;
   if (xfixes_event_base_ && type == xfixes_event_base_ + XCB_XFIXES_SELECTION_NOTIFY) {
     auto* e = reinterpret_cast<xcb_xfixes_selection_notify_event_t*>(ev);
-    if (e->selection == clipboard_) owner_changed(e->owner, e->selection_timestamp);
+    if (e->selection != selection_) return false;
+    owner_changed(e->owner, e->selection_timestamp);
     return true;
   }
   if (type == XCB_SELECTION_NOTIFY) {
-    selection_notify(reinterpret_cast<xcb_selection_notify_event_t*>(ev));
+    auto* e = reinterpret_cast<xcb_selection_notify_event_t*>(ev);
+    if (e->selection != selection_) return false;
+    selection_notify(e);
     return true;
   }
   if (type == XCB_SELECTION_REQUEST) {
-    selection_request(reinterpret_cast<xcb_selection_request_event_t*>(ev));
+    auto* e = reinterpret_cast<xcb_selection_request_event_t*>(ev);
+    if (e->selection != selection_) return false;
+    selection_request(e);
     return true;
   }
   return false;
@@ -148,20 +169,20 @@ bool SelectionBridge::handle(xcb_generic_event_t* ev) {
 
 void SelectionBridge::owner_changed(xcb_window_t owner, xcb_timestamp_t time) {
   if (owner == window_) return;  // ours, for a Wayland source
-  own_clipboard_ = false;
+  own_ = false;
   if (owner == XCB_WINDOW_NONE) {
-    if (x_source_ && wm_.server().seat().selection() == x_source_.get())
-      wm_.server().seat().set_selection(nullptr, wm_.server().next_serial());
+    if (x_source_ && seat().selection(which_) == x_source_.get())
+      seat().set_selection(which_, nullptr, wm_.server().next_serial());
     x_source_.reset();
     return;
   }
   // What can it give? The answer (SelectionNotify for TARGETS) makes the Wayland offer.
-  xcb_convert_selection(conn_, window_, clipboard_, targets_, targets_, time);
+  xcb_convert_selection(conn_, window_, selection_, targets_, targets_, time);
   wm_.flush();
 }
 
 void SelectionBridge::selection_notify(xcb_selection_notify_event_t* ev) {
-  if (ev->selection != clipboard_ || ev->requestor != window_) return;
+  if (ev->selection != selection_ || ev->requestor != window_) return;
   if (ev->target == targets_) {
     if (ev->property == XCB_ATOM_NONE) return;
     xcb_get_property_reply_t* r = xcb_get_property_reply(
@@ -184,7 +205,7 @@ void SelectionBridge::selection_notify(xcb_selection_notify_event_t* ev) {
     // must recognise it as X's own); the previous one goes after the seat let go of it.
     std::unique_ptr<XSelectionSource> previous = std::move(x_source_);
     x_source_ = std::make_unique<XSelectionSource>(*this, std::move(mimes));
-    wm_.server().seat().set_selection(x_source_.get(), wm_.server().next_serial());
+    seat().set_selection(which_, x_source_.get(), wm_.server().next_serial());
     return;
   }
   // A conversion for a Wayland paste (the front of the queue).
@@ -197,7 +218,7 @@ void SelectionBridge::selection_notify(xcb_selection_notify_event_t* ev) {
         conn_, xcb_get_property(conn_, 1, window_, property_, XCB_GET_PROPERTY_TYPE_ANY, 0, 0x1fffffff),
         nullptr);
     if (r && r->type == incr_) {
-      log_warn("xwayland: clipboard: the X owner sends incrementally (INCR), not supported");
+      log_warn("xwayland: %s: the X owner sends incrementally (INCR), not supported", name_);
     } else if (r) {
       auto out = std::make_unique<Outgoing>();
       out->bridge = this;
@@ -239,7 +260,7 @@ void SelectionBridge::request_from_x(const std::string& mime, UniqueFd fd) {
 void SelectionBridge::start_next_conversion() {
   if (converting_ || conversions_.empty()) return;
   converting_ = true;
-  xcb_convert_selection(conn_, window_, clipboard_, conversions_.front().target, property_,
+  xcb_convert_selection(conn_, window_, selection_, conversions_.front().target, property_,
                         XCB_CURRENT_TIME);
   wm_.flush();
 }
@@ -247,37 +268,30 @@ void SelectionBridge::start_next_conversion() {
 // ---- Wayland → X ----
 
 void SelectionBridge::wayland_selection_changed() {
-  SelectionSource* source = wm_.server().seat().selection();
+  SelectionSource* source = seat().selection(which_);
   if (source && source == x_source_.get()) return;
   if (!source) {
-    if (own_clipboard_) {
-      xcb_set_selection_owner(conn_, XCB_WINDOW_NONE, clipboard_, XCB_CURRENT_TIME);
-      own_clipboard_ = false;
+    if (own_) {
+      xcb_set_selection_owner(conn_, XCB_WINDOW_NONE, selection_, XCB_CURRENT_TIME);
+      own_ = false;
     }
   } else {
     // A Wayland client's selection: X clients now ask us.
     x_source_.reset();
-    xcb_set_selection_owner(conn_, window_, clipboard_, XCB_CURRENT_TIME);
-    own_clipboard_ = true;
+    xcb_set_selection_owner(conn_, window_, selection_, XCB_CURRENT_TIME);
+    own_ = true;
   }
   wm_.flush();
 }
 
 void SelectionBridge::refuse(const xcb_selection_request_event_t& req) {
-  xcb_selection_notify_event_t n{};
-  n.response_type = XCB_SELECTION_NOTIFY;
-  n.time = req.time;
-  n.requestor = req.requestor;
-  n.selection = req.selection;
-  n.target = req.target;
-  n.property = XCB_ATOM_NONE;
-  xcb_send_event(conn_, 0, req.requestor, XCB_EVENT_MASK_NO_EVENT, reinterpret_cast<const char*>(&n));
+  send_selection_notify(conn_, req, XCB_ATOM_NONE);
   wm_.flush();
 }
 
 void SelectionBridge::selection_request(xcb_selection_request_event_t* ev) {
-  SelectionSource* source = wm_.server().seat().selection();
-  if (ev->selection != clipboard_ || !own_clipboard_ || !source || source == x_source_.get()) {
+  SelectionSource* source = seat().selection(which_);
+  if (ev->selection != selection_ || !own_ || !source || source == x_source_.get()) {
     refuse(*ev);
     return;
   }
@@ -298,14 +312,7 @@ void SelectionBridge::selection_request(xcb_selection_request_event_t* ev) {
     targets = std::move(unique);
     xcb_change_property(conn_, XCB_PROP_MODE_REPLACE, req.requestor, req.property, XCB_ATOM_ATOM,
                         32, uint32_t(targets.size()), targets.data());
-    xcb_selection_notify_event_t n{};
-    n.response_type = XCB_SELECTION_NOTIFY;
-    n.time = req.time;
-    n.requestor = req.requestor;
-    n.selection = req.selection;
-    n.target = req.target;
-    n.property = req.property;
-    xcb_send_event(conn_, 0, req.requestor, XCB_EVENT_MASK_NO_EVENT, reinterpret_cast<const char*>(&n));
+    send_selection_notify(conn_, req, req.property);
     wm_.flush();
     return;
   }
@@ -355,21 +362,14 @@ void SelectionBridge::finish_incoming(Incoming* in, bool ok) {
   // One ChangeProperty must carry it all (no INCR): header + data within the request limit.
   size_t limit = size_t(xcb_get_maximum_request_length(conn_)) * 4 - 64;
   if (ok && in->data.size() > limit) {
-    log_warn("xwayland: clipboard: %zu bytes exceed one X request (%zu); INCR is not supported",
+    log_warn("xwayland: %s: %zu bytes exceed one X request (%zu); INCR is not supported", name_,
              in->data.size(), limit);
     ok = false;
   }
   if (ok) {
     xcb_change_property(conn_, XCB_PROP_MODE_REPLACE, req.requestor, req.property, in->type, 8,
                         uint32_t(in->data.size()), in->data.data());
-    xcb_selection_notify_event_t n{};
-    n.response_type = XCB_SELECTION_NOTIFY;
-    n.time = req.time;
-    n.requestor = req.requestor;
-    n.selection = req.selection;
-    n.target = req.target;
-    n.property = req.property;
-    xcb_send_event(conn_, 0, req.requestor, XCB_EVENT_MASK_NO_EVENT, reinterpret_cast<const char*>(&n));
+    send_selection_notify(conn_, req, req.property);
     wm_.flush();
   } else {
     refuse(req);

@@ -1,12 +1,15 @@
 #pragma once
-// The CLIPBOARD bridge between X11 and Wayland clients (text), run by the WM (xwm.hpp).
+// A selection bridge between X11 and Wayland clients, run by the WM (xwm.hpp): one for
+// CLIPBOARD ↔ the seat's clipboard (wl_data_device), one for PRIMARY ↔ the seat's primary
+// selection (zwp_primary_selection_v1).
 //
-// X → Wayland: XFixes reports a new CLIPBOARD owner; the bridge asks it for TARGETS and
-// makes the seat's selection an XSelectionSource offering their MIME types. A Wayland
+// X → Wayland: XFixes reports a new owner of the bridge's X selection; the bridge asks it
+// for TARGETS and makes the seat's selection of its kind an XSelectionSource offering their
+// MIME types. A Wayland
 // client's paste (send(mime, fd)) converts the selection into a property of the bridge's
 // window and writes the bytes to the client's fd from the event loop.
 // Wayland → X: when the seat's selection is a Wayland source, the bridge's window owns
-// CLIPBOARD; an X client's SelectionRequest (TARGETS, UTF8_STRING, STRING, TEXT or a MIME
+// the X selection; an X client's SelectionRequest (TARGETS, UTF8_STRING, STRING, TEXT or a MIME
 // atom) is answered by reading the source's pipe to its end and writing the property.
 // Limits: transfers larger than one X request (xcb_get_maximum_request_length; 16 MiB
 // with BIG-REQUESTS) and the INCR protocol are refused with a log line.
@@ -33,12 +36,12 @@ class XSelectionSource;
 
 class SelectionBridge {
  public:
-  explicit SelectionBridge(Wm& wm);
+  SelectionBridge(Wm& wm, Seat::Selection which);
   ~SelectionBridge();
   SelectionBridge(const SelectionBridge&) = delete;
   SelectionBridge& operator=(const SelectionBridge&) = delete;
 
-  // Handles the event if it is a selection event; false otherwise.
+  // Handles the event if it is about this bridge's selection; false otherwise.
   bool handle(xcb_generic_event_t* ev);
   // A Wayland client asked the X selection for 'mime' (XSelectionSource::send).
   void request_from_x(const std::string& mime, UniqueFd fd);
@@ -55,13 +58,16 @@ class SelectionBridge {
   void refuse(const xcb_selection_request_event_t& req);
   xcb_atom_t atom(const std::string& name);
   std::string atom_name(xcb_atom_t a);
+  Seat& seat() const;
 
   Wm& wm_;
   xcb_connection_t* conn_;
+  Seat::Selection which_;
+  const char* name_;  // for log lines
   xcb_window_t window_ = 0;
   uint8_t xfixes_event_base_ = 0;
-  xcb_atom_t clipboard_, targets_, utf8_, string_, text_, incr_, property_;
-  bool own_clipboard_ = false;  // our window owns CLIPBOARD for a Wayland source
+  xcb_atom_t selection_, targets_, utf8_, string_, text_, incr_, property_;
+  bool own_ = false;  // our window owns the X selection for a Wayland source
   std::unique_ptr<XSelectionSource> x_source_;  // the X owner, as the seat's selection
   // Pastes from X waiting to be converted, oldest first; the front one is in flight.
   struct Conversion {
@@ -74,5 +80,9 @@ class SelectionBridge {
   std::vector<std::unique_ptr<Incoming>> incoming_;
   Listener seat_selection_;
 };
+
+// Answers a SelectionRequest: the property written (or XCB_ATOM_NONE: refused).
+void send_selection_notify(xcb_connection_t* conn, const xcb_selection_request_event_t& req,
+                           xcb_atom_t property);
 
 }  // namespace ferry::xwayland

@@ -47,7 +47,7 @@ void Wm::shut_down() {
   retry_idle_ = nullptr;
   if (drain_idle_) wl_event_source_remove(drain_idle_);
   drain_idle_ = nullptr;
-  selection_.reset();
+  selections_.clear();
   windows_.clear();  // views leave the scene
   if (source_) wl_event_source_remove(source_);
   source_ = nullptr;
@@ -109,7 +109,8 @@ bool Wm::setup(UniqueFd fd, std::string* error) {
                       XCB_ATOM_WINDOW, 32, 1, &none);
   update_client_list();
   // Before X clients can connect (below), so no CLIPBOARD owner goes unseen.
-  selection_ = std::make_unique<SelectionBridge>(*this);
+  for (Seat::Selection which : {Seat::Selection::clipboard, Seat::Selection::primary})
+    selections_.push_back(std::make_unique<SelectionBridge>(*this, which));
   // Owning WM_S0 (ICCCM 2.8) announces the WM; Xwayland starts accepting X clients on
   // the -listenfd sockets only then, so no client sees a display without a WM.
   for (Atom sel : {Atom::WM_S0, Atom::_NET_WM_CM_S0})
@@ -195,7 +196,8 @@ Window* Wm::find(xcb_window_t id) const {
 }
 
 void Wm::handle(xcb_generic_event_t* ev) {
-  if (selection_ && selection_->handle(ev)) return;
+  for (auto& bridge : selections_)
+    if (bridge->handle(ev)) return;
   switch (ev->response_type & ~0x80) {
     case XCB_CREATE_NOTIFY: create_notify(reinterpret_cast<xcb_create_notify_event_t*>(ev)); break;
     case XCB_DESTROY_NOTIFY: destroy_notify(reinterpret_cast<xcb_destroy_notify_event_t*>(ev)); break;
@@ -211,6 +213,11 @@ void Wm::handle(xcb_generic_event_t* ev) {
     case XCB_REPARENT_NOTIFY: reparent_notify(reinterpret_cast<xcb_reparent_notify_event_t*>(ev)); break;
     case XCB_PROPERTY_NOTIFY: property_notify(reinterpret_cast<xcb_property_notify_event_t*>(ev)); break;
     case XCB_CLIENT_MESSAGE: client_message(reinterpret_cast<xcb_client_message_event_t*>(ev)); break;
+    case XCB_SELECTION_REQUEST:
+      // A selection no bridge serves (WM_S0, say): refused, so the requestor does not wait.
+      send_selection_notify(conn_, *reinterpret_cast<xcb_selection_request_event_t*>(ev),
+                            XCB_ATOM_NONE);
+      break;
     case 0: {
       auto* err = reinterpret_cast<xcb_generic_error_t*>(ev);
       // BadWindow on a window that died meanwhile is normal; anything else is worth a line.

@@ -21,6 +21,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "util/listener.hpp"
 #include "util/unique_fd.hpp"
@@ -107,7 +108,7 @@ class Wm {
   wl_event_source* retry_idle_ = nullptr;  // pending WL_SURFACE_ID retry
   wl_event_source* drain_idle_ = nullptr;  // pending drain of xcb's queue (see flush())
   bool dispatching_ = false;               // inside process_events()
-  std::unique_ptr<SelectionBridge> selection_;  // CLIPBOARD between X and Wayland
+  std::vector<std::unique_ptr<SelectionBridge>> selections_;  // CLIPBOARD, PRIMARY
   bool shut_down_ = false;
 };
 

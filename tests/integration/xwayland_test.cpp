@@ -381,6 +381,41 @@ TEST_F(Xwayland, ClipboardCrossesBetweenX11AndWaylandBothWays) {
   EXPECT_EQ(count_of(targets, "UTF8_STRING\n"), 1) << targets;
 }
 
+TEST_F(Xwayland, PrimarySelectionCrossesBothWaysAndStaysApartFromTheClipboard) {
+  // X11 → Wayland: two xclip owners, PRIMARY and CLIPBOARD, with different text.
+  run({"sh", "-c", "printf 'primary from x11' | xclip -selection primary -i"});
+  run({"sh", "-c", "printf 'clipboard from x11' | xclip -selection clipboard -i"});
+  std::string out;
+  EXPECT_TRUE(wait_until(
+      [&] {
+        return f_.run_to_end({"wl-paste", "--primary", "-n"}, &out, 10s) == 0 &&
+               out == "primary from x11";
+      },
+      20s))
+      << "[" << out << "]\n" << f_.log();
+  EXPECT_TRUE(wait_until(
+      [&] { return f_.run_to_end({"wl-paste", "-n"}, &out, 10s) == 0 && out == "clipboard from x11"; },
+      20s))
+      << "[" << out << "]\n" << f_.log();
+
+  // Wayland → X11: wl-copy --primary replaces PRIMARY only.
+  run({"wl-copy", "--primary", "primary from wayland"});
+  EXPECT_TRUE(wait_until(
+      [&] {
+        return f_.run_to_end({"xclip", "-selection", "primary", "-o"}, &out, 10s) == 0 &&
+               out == "primary from wayland";
+      },
+      20s))
+      << "[" << out << "]\n" << f_.log();
+  EXPECT_EQ(f_.run_to_end({"wl-paste", "--primary", "-n"}, &out, 10s), 0);
+  EXPECT_EQ(out, "primary from wayland");
+  EXPECT_EQ(f_.run_to_end({"xclip", "-selection", "clipboard", "-o"}, &out, 10s), 0);
+  EXPECT_EQ(out, "clipboard from x11");
+  std::string targets;
+  f_.run_to_end({"xclip", "-selection", "primary", "-o", "-t", "TARGETS"}, &targets, 10s);
+  EXPECT_EQ(count_of(targets, "UTF8_STRING\n"), 1) << targets;
+}
+
 TEST_F(Xwayland, FullscreenGlxgearsCoversTheOutputAndAnimates) {
   // GLX through Xwayland (llvmpipe here); -fullscreen sets _NET_WM_STATE_FULLSCREEN.
   Child gears = f_.run_client({"glxgears", "-fullscreen"}, "glxgears");

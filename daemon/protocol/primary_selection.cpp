@@ -1,0 +1,247 @@
+// zwp_primary_selection_device_manager_v1: the primary selection (select to copy, middle
+// click to paste). Same shape as the clipboard (wl_data_device.cpp) without drag-and-drop:
+// sources offer MIME types, the seat keeps one primary selection (Seat::Selection::primary),
+// and the keyboard-focused client's devices get an offer of it before its keyboard enter and
+// whenever it changes. X11 PRIMARY is bridged by xwayland/selection.cpp through the same
+// seat slot.
+//
+// Main thread only. Source, Offer and Device each own their wl_resource and are deleted in
+// its destroy callback. The Manager (kept by the Server) lists the devices; if it goes
+// first, devices become inert.
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "core/seat.hpp"
+#include "core/server.hpp"
+#include "core/surface.hpp"
+#include "primary-selection-unstable-v1-protocol.h"
+#include "protocol/globals.hpp"
+#include "protocol/selection_devices.hpp"
+#include "protocol/wl_seat.hpp"
+#include "util/listener.hpp"
+#include "util/unique_fd.hpp"
+
+namespace ferry {
+
+namespace {
+
+constexpr uint32_t kVersion = 1;
+constexpr Seat::Selection kPrimary = Seat::Selection::primary;
+
+void destroy_request(wl_client*, wl_resource* r) { wl_resource_destroy(r); }
+
+// ---- zwp_primary_selection_source_v1 ----
+
+class Source final : public SelectionSource {
+ public:
+  Source(wl_client* client, uint32_t version, uint32_t id) {
+    resource_ = wl_resource_create(client, &zwp_primary_selection_source_v1_interface,
+                                   int(version), id);
+    if (resource_) wl_resource_set_implementation(resource_, &impl_, this, handle_destroy);
+  }
+  static Source* from_resource(wl_resource* r) {
+    if (!r || !wl_resource_instance_of(r, &zwp_primary_selection_source_v1_interface, &impl_))
+      return nullptr;
+    return static_cast<Source*>(wl_resource_get_user_data(r));
+  }
+  wl_resource* resource() const { return resource_; }
+
+  const std::vector<std::string>& mime_types() const override { return mime_types_; }
+  void send(const std::string& mime_type, UniqueFd fd) override {
+    zwp_primary_selection_source_v1_send_send(resource_, mime_type.c_str(), fd.get());
+  }
+  void cancel() override { zwp_primary_selection_source_v1_send_cancelled(resource_); }
+
+ private:
+  static void handle_offer(wl_client*, wl_resource* r, const char* mime_type) {
+    Source* self = from_resource(r);
+    if (std::find(self->mime_types_.begin(), self->mime_types_.end(), mime_type) ==
+        self->mime_types_.end())
+      self->mime_types_.emplace_back(mime_type);
+  }
+  static void handle_destroy(wl_resource* r) { delete from_resource(r); }
+  static const struct zwp_primary_selection_source_v1_interface impl_;
+
+  wl_resource* resource_ = nullptr;
+  std::vector<std::string> mime_types_;
+};
+
+const struct zwp_primary_selection_source_v1_interface Source::impl_ = {
+    .offer = Source::handle_offer,
+    .destroy = destroy_request,
+};
+
+// ---- zwp_primary_selection_offer_v1 ----
+
+class Offer {
+ public:
+  Offer(wl_client* client, uint32_t version, SelectionSource& source) : source_(&source) {
+    source_destroy_.connect(&source.on_destroy, [this](void*) {
+      source_ = nullptr;
+      source_destroy_.disconnect();
+    });
+    resource_ = wl_resource_create(client, &zwp_primary_selection_offer_v1_interface,
+                                   int(version), 0);
+    if (resource_) wl_resource_set_implementation(resource_, &impl_, this, handle_destroy);
+  }
+  wl_resource* resource() const { return resource_; }
+
+ private:
+  static void handle_receive(wl_client*, wl_resource* r, const char* mime_type, int32_t fd) {
+    UniqueFd owned(fd);  // ours; closed here after the source got its copy
+    auto* self = static_cast<Offer*>(wl_resource_get_user_data(r));
+    if (self->source_) self->source_->send(mime_type, std::move(owned));
+  }
+  static void handle_destroy(wl_resource* r) {
+    delete static_cast<Offer*>(wl_resource_get_user_data(r));
+  }
+  static const struct zwp_primary_selection_offer_v1_interface impl_;
+
+  wl_resource* resource_ = nullptr;
+  SelectionSource* source_;  // null once the source is gone
+  Listener source_destroy_;
+};
+
+const struct zwp_primary_selection_offer_v1_interface Offer::impl_ = {
+    .receive = Offer::handle_receive,
+    .destroy = destroy_request,
+};
+
+// ---- zwp_primary_selection_device_v1 and the manager ----
+
+class Manager;
+
+class Device {
+ public:
+  Device(wl_client* client, uint32_t version, uint32_t id, Manager* manager, Seat* seat);
+  ~Device();
+  wl_resource* resource() const { return resource_; }
+  Seat* seat() const { return seat_; }
+  void detach() {
+    manager_ = nullptr;
+    seat_ = nullptr;
+  }
+  // data_offer + offer events + selection, or a null selection.
+  void send_selection();
+
+ private:
+  static void handle_set_selection(wl_client*, wl_resource* r, wl_resource* source,
+                                   uint32_t serial);
+  static void handle_destroy(wl_resource* r) {
+    delete static_cast<Device*>(wl_resource_get_user_data(r));
+  }
+  static const struct zwp_primary_selection_device_v1_interface impl_;
+
+  wl_resource* resource_ = nullptr;
+  Manager* manager_;
+  Seat* seat_;
+};
+
+class Manager final : public Server::Global {
+ public:
+  explicit Manager(Server& server) {
+    wl_global_create(server.display(), &zwp_primary_selection_device_manager_v1_interface,
+                     kVersion, this, bind);
+  }
+  SelectionDevices<Device> devices{kPrimary};
+
+ private:
+  static void bind(wl_client* client, void* data, uint32_t version, uint32_t id) {
+    wl_resource* r = wl_resource_create(client, &zwp_primary_selection_device_manager_v1_interface,
+                                        int(version), id);
+    if (!r) {
+      wl_client_post_no_memory(client);
+      return;
+    }
+    wl_resource_set_implementation(r, &impl_, data, nullptr);
+  }
+  static void handle_create_source(wl_client* client, wl_resource* r, uint32_t id) {
+    auto* source = new Source(client, uint32_t(wl_resource_get_version(r)), id);
+    if (!source->resource()) {
+      delete source;
+      wl_client_post_no_memory(client);
+    }
+  }
+  static void handle_get_device(wl_client* client, wl_resource* r, uint32_t id,
+                                wl_resource* seat_resource) {
+    auto* self = static_cast<Manager*>(wl_resource_get_user_data(r));
+    Seat* seat = seat_from_resource(seat_resource);
+    if (seat) self->devices.watch(*seat);
+    auto* device =
+        new Device(client, uint32_t(wl_resource_get_version(r)), id, seat ? self : nullptr, seat);
+    if (!device->resource()) {
+      delete device;
+      wl_client_post_no_memory(client);
+      return;
+    }
+    if (seat && seat->keyboard_focus() && seat->keyboard_focus()->client() == client)
+      device->send_selection();
+  }
+  static const struct zwp_primary_selection_device_manager_v1_interface impl_;
+};
+
+const struct zwp_primary_selection_device_manager_v1_interface Manager::impl_ = {
+    .create_source = Manager::handle_create_source,
+    .get_device = Manager::handle_get_device,
+    .destroy = destroy_request,
+};
+
+const struct zwp_primary_selection_device_v1_interface Device::impl_ = {
+    .set_selection = Device::handle_set_selection,
+    .destroy = destroy_request,
+};
+
+Device::Device(wl_client* client, uint32_t version, uint32_t id, Manager* manager, Seat* seat)
+    : manager_(manager), seat_(seat) {
+  resource_ = wl_resource_create(client, &zwp_primary_selection_device_v1_interface,
+                                 int(version), id);
+  if (!resource_) return;
+  wl_resource_set_implementation(resource_, &impl_, this, handle_destroy);
+  if (manager_) manager_->devices.add(this);
+}
+
+Device::~Device() {
+  if (manager_) manager_->devices.remove(this);
+}
+
+void Device::send_selection() {
+  SelectionSource* source = seat_ ? seat_->selection(kPrimary) : nullptr;
+  if (!source) {
+    zwp_primary_selection_device_v1_send_selection(resource_, nullptr);
+    return;
+  }
+  auto* offer = new Offer(wl_resource_get_client(resource_),
+                          uint32_t(wl_resource_get_version(resource_)), *source);
+  if (!offer->resource()) {
+    delete offer;
+    wl_client_post_no_memory(wl_resource_get_client(resource_));
+    return;
+  }
+  zwp_primary_selection_device_v1_send_data_offer(resource_, offer->resource());
+  for (const std::string& mime : source->mime_types())
+    zwp_primary_selection_offer_v1_send_offer(offer->resource(), mime.c_str());
+  zwp_primary_selection_device_v1_send_selection(resource_, offer->resource());
+}
+
+void Device::handle_set_selection(wl_client*, wl_resource* r, wl_resource* source_resource,
+                                  uint32_t serial) {
+  auto* self = static_cast<Device*>(wl_resource_get_user_data(r));
+  Source* source = Source::from_resource(source_resource);
+  if (!self->seat_) {
+    if (source) source->cancel();
+    return;
+  }
+  // The spec asks for the serial of a recent input event; an old one loses to a newer
+  // selection (Seat::set_selection), as for the clipboard.
+  self->seat_->set_selection(kPrimary, source, serial);
+}
+
+}  // namespace
+
+void create_primary_selection_global(Server& server) {
+  server.keep(std::make_unique<Manager>(server));
+}
+
+}  // namespace ferry

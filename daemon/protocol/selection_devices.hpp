@@ -1,0 +1,55 @@
+#pragma once
+// The devices of one selection protocol (wl_data_device for the clipboard,
+// zwp_primary_selection_device_v1 for the primary selection), kept by its manager global:
+// the keyboard-focused client's devices learn the seat's selection of that kind right
+// before its keyboard enter, and again whenever the selection changes while it has focus.
+//
+// Main thread only. Device: wl_resource* resource(), Seat* seat(), send_selection(), and
+// detach() (the list is going away: the device becomes inert).
+
+#include <wayland-server-core.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "core/seat.hpp"
+#include "core/surface.hpp"
+#include "util/listener.hpp"
+
+namespace ferry {
+
+template <typename Device>
+class SelectionDevices {
+ public:
+  explicit SelectionDevices(Seat::Selection which) : which_(which) {}
+  ~SelectionDevices() {
+    for (Device* d : devices_) d->detach();
+  }
+  SelectionDevices(const SelectionDevices&) = delete;
+  SelectionDevices& operator=(const SelectionDevices&) = delete;
+
+  void add(Device* d) { devices_.push_back(d); }
+  void remove(Device* d) { devices_.erase(std::remove(devices_.begin(), devices_.end(), d), devices_.end()); }
+  // From the first device of a seat on (the seat may not exist when the global is made).
+  void watch(Seat& seat) {
+    if (focus_changed_.connected()) return;  // ferry has one seat
+    focus_changed_.connect(&seat.on_keyboard_focus, [this, &seat](void*) { send_to_focused(seat); });
+    selection_changed_.connect(seat.selection_changed(which_),
+                               [this, &seat](void*) { send_to_focused(seat); });
+  }
+
+ private:
+  void send_to_focused(Seat& seat) {
+    Surface* focus = seat.keyboard_focus();
+    if (!focus) return;
+    for (Device* d : devices_)
+      if (d->seat() == &seat && wl_resource_get_client(d->resource()) == focus->client())
+        d->send_selection();
+  }
+
+  Seat::Selection which_;
+  std::vector<Device*> devices_;
+  Listener focus_changed_, selection_changed_;
+};
+
+}  // namespace ferry
