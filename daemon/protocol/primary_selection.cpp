@@ -207,22 +207,10 @@ Device::~Device() {
 }
 
 void Device::send_selection() {
-  SelectionSource* source = seat_ ? seat_->selection(kPrimary) : nullptr;
-  if (!source) {
-    zwp_primary_selection_device_v1_send_selection(resource_, nullptr);
-    return;
-  }
-  auto* offer = new Offer(wl_resource_get_client(resource_),
-                          uint32_t(wl_resource_get_version(resource_)), *source);
-  if (!offer->resource()) {
-    delete offer;
-    wl_client_post_no_memory(wl_resource_get_client(resource_));
-    return;
-  }
-  zwp_primary_selection_device_v1_send_data_offer(resource_, offer->resource());
-  for (const std::string& mime : source->mime_types())
-    zwp_primary_selection_offer_v1_send_offer(offer->resource(), mime.c_str());
-  zwp_primary_selection_device_v1_send_selection(resource_, offer->resource());
+  send_selection_offer<Offer>(resource_, seat_ ? seat_->selection(kPrimary) : nullptr,
+                              zwp_primary_selection_device_v1_send_data_offer,
+                              zwp_primary_selection_offer_v1_send_offer,
+                              zwp_primary_selection_device_v1_send_selection);
 }
 
 void Device::handle_set_selection(wl_client*, wl_resource* r, wl_resource* source_resource,

@@ -10,6 +10,7 @@
 #include <wayland-server-core.h>
 
 #include <algorithm>
+#include <string>
 #include <vector>
 
 #include "core/seat.hpp"
@@ -51,5 +52,29 @@ class SelectionDevices {
   std::vector<Device*> devices_;
   Listener focus_changed_, selection_changed_;
 };
+
+// Announces 'source' to one device: a new Offer (constructed as Offer(client, version,
+// source), owning its resource), its MIME types, then the selection event; with no source,
+// a null selection. Posts no_memory when the offer cannot be made.
+template <typename Offer>
+void send_selection_offer(wl_resource* device, SelectionSource* source,
+                          void (*data_offer)(wl_resource*, wl_resource*),
+                          void (*mime)(wl_resource*, const char*),
+                          void (*selection)(wl_resource*, wl_resource*)) {
+  if (!source) {
+    selection(device, nullptr);
+    return;
+  }
+  wl_client* client = wl_resource_get_client(device);
+  auto* offer = new Offer(client, uint32_t(wl_resource_get_version(device)), *source);
+  if (!offer->resource()) {
+    delete offer;
+    wl_client_post_no_memory(client);
+    return;
+  }
+  data_offer(device, offer->resource());
+  for (const std::string& m : source->mime_types()) mime(offer->resource(), m.c_str());
+  selection(device, offer->resource());
+}
 
 }  // namespace ferry

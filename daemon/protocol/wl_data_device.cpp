@@ -246,22 +246,9 @@ DataDevice* DataDevice::from_resource(wl_resource* r) {
 }
 
 void DataDevice::send_selection() {
-  SelectionSource* source = seat_ ? seat_->selection() : nullptr;
-  if (!source) {
-    wl_data_device_send_selection(resource_, nullptr);
-    return;
-  }
-  auto* offer = new DataOffer(wl_resource_get_client(resource_),
-                              uint32_t(wl_resource_get_version(resource_)), *source);
-  if (!offer->resource()) {
-    delete offer;
-    wl_client_post_no_memory(wl_resource_get_client(resource_));
-    return;
-  }
-  wl_data_device_send_data_offer(resource_, offer->resource());
-  for (const std::string& mime : source->mime_types())
-    wl_data_offer_send_offer(offer->resource(), mime.c_str());
-  wl_data_device_send_selection(resource_, offer->resource());
+  send_selection_offer<DataOffer>(resource_, seat_ ? seat_->selection() : nullptr,
+                                  wl_data_device_send_data_offer, wl_data_offer_send_offer,
+                                  wl_data_device_send_selection);
 }
 
 void DataDevice::handle_start_drag(wl_client*, wl_resource* r, wl_resource* source_resource,
