@@ -38,6 +38,7 @@ Seat::Seat(Server& server, std::unique_ptr<KeyboardState> keyboard)
   wl_signal_init(&on_keyboard_focus);
   wl_signal_init(&on_selection);
   wl_signal_init(&on_primary_selection);
+  wl_signal_init(&on_constraint);
   view_mapped_.connect(&server_.scene().on_view_mapped, [this](void* data) {
     auto* view = static_cast<View*>(data);
     if (view->wants_focus()) focus_view(view);
@@ -121,7 +122,7 @@ Seat::~Seat() {
     for (wl_resource* r : *list) wl_resource_set_user_data(r, nullptr);
   if (global_) wl_global_destroy(global_);
   // Listeners of our signals may outlive us (protocol globals): unhook them.
-  for (wl_signal* sig : {&on_keyboard_focus, &on_selection, &on_primary_selection}) {
+  for (wl_signal* sig : {&on_keyboard_focus, &on_selection, &on_primary_selection, &on_constraint}) {
     while (!wl_list_empty(&sig->listener_list)) {
       wl_list* link = sig->listener_list.next;
       wl_list_remove(link);
@@ -175,17 +176,7 @@ void Seat::pointer_motion_relative_raw(uint64_t time_us, double dx, double dy, d
   uint32_t time_ms = uint32_t(time_us / 1000);
   // Relative motion reaches the focused client even when the pointer cannot move (lock,
   // output edge, confinement): that is what games read.
-  bool relative_sent = false;
-  if (pointer_focus_) {
-    for (wl_resource* r : relative_pointers_) {
-      if (!same_client(r, pointer_focus_)) continue;
-      zwp_relative_pointer_v1_send_relative_motion(
-          r, uint32_t(time_us >> 32), uint32_t(time_us), wl_fixed_from_double(dx),
-          wl_fixed_from_double(dy), wl_fixed_from_double(dx_unaccel),
-          wl_fixed_from_double(dy_unaccel));
-      relative_sent = true;
-    }
-  }
+  bool relative_sent = send_relative_motion(time_us, dx, dy, dx_unaccel, dy_unaccel);
   wl_fixed_t old_x = wl_fixed_from_double(focus_sx_), old_y = wl_fixed_from_double(focus_sy_);
   Surface* old_focus = pointer_focus_;
   if (!active_constraint_ || active_constraint_->kind() != PointerConstraint::Kind::lock)
@@ -196,6 +187,28 @@ void Seat::pointer_motion_relative_raw(uint64_t time_us, double dx, double dy, d
     for (wl_resource* p : pointers_)
       if (same_client(p, pointer_focus_)) send_frame(p);
   }
+}
+
+bool Seat::send_relative_motion(uint64_t time_us, double dx, double dy, double dx_unaccel,
+                                double dy_unaccel) {
+  if (!pointer_focus_) return false;
+  bool sent = false;
+  for (wl_resource* r : relative_pointers_) {
+    if (!same_client(r, pointer_focus_)) continue;
+    zwp_relative_pointer_v1_send_relative_motion(
+        r, uint32_t(time_us >> 32), uint32_t(time_us), wl_fixed_from_double(dx),
+        wl_fixed_from_double(dy), wl_fixed_from_double(dx_unaccel),
+        wl_fixed_from_double(dy_unaccel));
+    sent = true;
+  }
+  return sent;
+}
+
+void Seat::relative_motion_only(uint64_t time_us, double dx, double dy, double dx_unaccel,
+                                double dy_unaccel) {
+  if (!send_relative_motion(time_us, dx, dy, dx_unaccel, dy_unaccel)) return;
+  for (wl_resource* p : pointers_)
+    if (same_client(p, pointer_focus_)) send_frame(p);
 }
 
 void Seat::rebase_pointer() { update_pointer_focus(now_ms(), true); }
@@ -358,7 +371,9 @@ void Seat::add_constraint(PointerConstraint* c) {
 
 void Seat::remove_constraint(PointerConstraint* c) {
   constraints_.erase(std::remove(constraints_.begin(), constraints_.end(), c), constraints_.end());
-  if (active_constraint_ == c) active_constraint_ = nullptr;
+  if (active_constraint_ != c) return;
+  active_constraint_ = nullptr;
+  wl_signal_emit_mutable(&on_constraint, this);
 }
 
 PointerConstraint* Seat::constraint_of(const Surface& s) const {
@@ -382,6 +397,7 @@ void Seat::update_constraint() {
   if (PointerConstraint* old = std::exchange(active_constraint_, nullptr)) old->deactivated();
   active_constraint_ = want;
   if (want) want->activated();
+  wl_signal_emit_mutable(&on_constraint, this);
 }
 
 void Seat::confine(double* x, double* y) const {

@@ -127,6 +127,10 @@ class Seat final : public InputSink {
   void pointer_motion_relative(uint32_t time_ms, double dx, double dy) override;
   void pointer_motion_relative_raw(uint64_t time_us, double dx, double dy, double dx_unaccel,
                                    double dy_unaccel) override;
+  // zwp_relative_pointer_v1 motion that does not move the pointer: a nested ferry gets the
+  // host's relative events beside its absolute ones (backend/wayland).
+  void relative_motion_only(uint64_t time_us, double dx, double dy, double dx_unaccel,
+                            double dy_unaccel);
   void pointer_button(uint32_t time_ms, uint32_t button, bool pressed) override;
   void pointer_axis(uint32_t time_ms, bool horizontal, double value) override;
   void keyboard_key(uint32_t time_ms, uint32_t key, bool pressed) override;
@@ -228,6 +232,7 @@ class Seat final : public InputSink {
   wl_signal on_keyboard_focus;  // data: Surface* (new focus, may be null)
   wl_signal on_selection;          // data: Seat*; after the clipboard changed
   wl_signal on_primary_selection;  // data: Seat*; after the primary selection changed
+  wl_signal on_constraint;         // data: Seat*; after active_constraint() changed
 
   static constexpr int32_t kRepeatRate = 25;    // keys per second (default)
   static constexpr int32_t kRepeatDelay = 600;  // ms (default)
@@ -247,6 +252,9 @@ class Seat final : public InputSink {
   void clamp_to_outputs(double* x, double* y) const;
   void send_capabilities();
   void update_constraint();
+  // The zwp_relative_pointer_v1 events of the focused client; whether any went out.
+  bool send_relative_motion(uint64_t time_us, double dx, double dy, double dx_unaccel,
+                            double dy_unaccel);
   void update_inhibitor();
   void note_user_action(wl_client* client, uint32_t serial);
   // Moves the pointer to a layout position (clamped to the outputs, and into an active

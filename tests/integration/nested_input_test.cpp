@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <array>
 #include <cstring>
 #include <fstream>
 #include <functional>
@@ -24,6 +25,8 @@
 #include "frame_counter.hpp"
 #include "harness.hpp"
 #include "input/fake_input.hpp"
+#include "pointer-constraints-unstable-v1-client-protocol.h"
+#include "relative-pointer-unstable-v1-client-protocol.h"
 #include "protocol/xdg_shell.hpp"
 #include "presentation_sample.hpp"
 #include "wl_client.hpp"
@@ -131,6 +134,10 @@ struct Recorder {
   double enter_x = -1, enter_y = -1, last_x = -1, last_y = -1;
   std::vector<std::pair<uint32_t, uint32_t>> buttons, keys;  // (code, state)
   std::string keymap;  // the latest wl_keyboard.keymap
+  zwp_relative_pointer_manager_v1* relative_manager = nullptr;
+  zwp_pointer_constraints_v1* constraints = nullptr;
+  int locked = 0, unlocked = 0;
+  std::vector<std::array<double, 4>> relative;  // dx, dy, dx_unaccel, dy_unaccel
 };
 
 const wl_pointer_listener kPointer = {
@@ -180,35 +187,80 @@ const wl_keyboard_listener kKeyboard = {
 const wl_registry_listener kRegistry = {
     [](void* d, wl_registry* reg, uint32_t name, const char* iface, uint32_t) {
       auto* r = static_cast<Recorder*>(d);
-      if (std::string(iface) == wl_seat_interface.name && !r->seat)
+      std::string n = iface;
+      if (n == wl_seat_interface.name && !r->seat)
         r->seat = static_cast<wl_seat*>(wl_registry_bind(reg, name, &wl_seat_interface, 5));
+      if (n == zwp_relative_pointer_manager_v1_interface.name)
+        r->relative_manager = static_cast<zwp_relative_pointer_manager_v1*>(
+            wl_registry_bind(reg, name, &zwp_relative_pointer_manager_v1_interface, 1));
+      if (n == zwp_pointer_constraints_v1_interface.name)
+        r->constraints = static_cast<zwp_pointer_constraints_v1*>(
+            wl_registry_bind(reg, name, &zwp_pointer_constraints_v1_interface, 1));
     },
     [](void*, wl_registry*, uint32_t) {},
 };
 
-TEST(NestedInput, HostClickAndKeyReachAClientInTheNestedFerry) {
+const zwp_relative_pointer_v1_listener kRelative = {
+    [](void* d, zwp_relative_pointer_v1*, uint32_t, uint32_t, wl_fixed_t dx, wl_fixed_t dy,
+       wl_fixed_t ux, wl_fixed_t uy) {
+      static_cast<Recorder*>(d)->relative.push_back(
+          {wl_fixed_to_double(dx), wl_fixed_to_double(dy), wl_fixed_to_double(ux),
+           wl_fixed_to_double(uy)});
+    },
+};
+
+const zwp_locked_pointer_v1_listener kLocked = {
+    [](void* d, zwp_locked_pointer_v1*) { ++static_cast<Recorder*>(d)->locked; },
+    [](void* d, zwp_locked_pointer_v1*) { ++static_cast<Recorder*>(d)->unlocked; },
+};
+
+// A nested ferryd on an in-process host, and one client in it with a pointer and a
+// keyboard and a toplevel that has the keyboard focus.
+class NestedInput : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string err;
+    ASSERT_TRUE(host.start(&err)) << err;
+    ASSERT_TRUE(nested.start({"--backend", "wayland", "--output", "640x480"},
+                             {"WAYLAND_DISPLAY=" + host.socket_path()}));
+    c = WlClient::connect(nested.socket_path(), &err);
+    ASSERT_TRUE(c) << err;
+    reg = wl_display_get_registry(c->display());
+    wl_registry_add_listener(reg, &kRegistry, &rec);
+    ASSERT_GE(c->roundtrip(), 0);
+    ASSERT_TRUE(rec.seat);
+    rec.pointer = wl_seat_get_pointer(rec.seat);
+    wl_pointer_add_listener(rec.pointer, &kPointer, &rec);
+    rec.keyboard = wl_seat_get_keyboard(rec.seat);
+    wl_keyboard_add_listener(rec.keyboard, &kKeyboard, &rec);
+    top = c->create_toplevel();
+    ShmBuffer* b = c->create_buffer(200, 150, WL_SHM_FORMAT_XRGB8888, 0xff4060a0u);
+    ASSERT_TRUE(commit_until_presented(*c, top.surface, b->buffer, 0, 0, 200, 150)) << nested.log();
+    ASSERT_TRUE(wait_until([&] { return !c->dispatch_for(10) || rec.keyboard_entered; }, 10s))
+        << "the nested toplevel never got the keyboard focus";
+  }
+  void TearDown() override {
+    if (rec.constraints) zwp_pointer_constraints_v1_destroy(rec.constraints);
+    if (rec.relative_manager) zwp_relative_pointer_manager_v1_destroy(rec.relative_manager);
+    if (rec.keyboard) wl_keyboard_destroy(rec.keyboard);
+    if (rec.pointer) wl_pointer_destroy(rec.pointer);
+    if (rec.seat) wl_seat_destroy(rec.seat);
+    if (reg) wl_registry_destroy(reg);
+    if (!c) return;
+    c.reset();
+    EXPECT_EQ(nested.stop(), 0) << nested.log();
+  }
+
   HostThread host;
-  std::string err;
-  ASSERT_TRUE(host.start(&err)) << err;
   Ferryd nested;
-  ASSERT_TRUE(nested.start({"--backend", "wayland", "--output", "640x480"},
-                           {"WAYLAND_DISPLAY=" + host.socket_path()}));
-  auto c = WlClient::connect(nested.socket_path(), &err);
-  ASSERT_TRUE(c) << err;
+  std::unique_ptr<WlClient> c;
   Recorder rec;
-  wl_registry* reg = wl_display_get_registry(c->display());
-  wl_registry_add_listener(reg, &kRegistry, &rec);
-  ASSERT_GE(c->roundtrip(), 0);
-  ASSERT_TRUE(rec.seat);
-  rec.pointer = wl_seat_get_pointer(rec.seat);
-  wl_pointer_add_listener(rec.pointer, &kPointer, &rec);
-  rec.keyboard = wl_seat_get_keyboard(rec.seat);
-  wl_keyboard_add_listener(rec.keyboard, &kKeyboard, &rec);
-  Toplevel top = c->create_toplevel();
-  ShmBuffer* b = c->create_buffer(200, 150, WL_SHM_FORMAT_XRGB8888, 0xff4060a0u);
-  ASSERT_TRUE(commit_until_presented(*c, top.surface, b->buffer, 0, 0, 200, 150)) << nested.log();
-  ASSERT_TRUE(wait_until([&] { return !c->dispatch_for(10) || rec.keyboard_entered; }, 10s))
-      << "the nested toplevel never got the keyboard focus";
+  wl_registry* reg = nullptr;
+  Toplevel top;
+};
+
+TEST_F(NestedInput, HostClickAndKeyReachAClientInTheNestedFerry) {
+  std::string err;
   // The host's keymap (layout de) reached the nested client.
   // (German keys: o-umlaut on KEY_SEMICOLON; the nested ferry's own us keymap has none.)
   EXPECT_NE(rec.keymap.find("odiaeresis"), std::string::npos) << "not the host's de keymap";
@@ -249,12 +301,6 @@ TEST(NestedInput, HostClickAndKeyReachAClientInTheNestedFerry) {
   host.post([](Server&, FakeInput& in) { in.key_up(KEY_B); });
 
   other.reset();
-  wl_keyboard_destroy(rec.keyboard);
-  wl_pointer_destroy(rec.pointer);
-  wl_seat_destroy(rec.seat);
-  wl_registry_destroy(reg);
-  c.reset();
-  EXPECT_EQ(nested.stop(), 0) << nested.log();
 }
 
 
@@ -371,6 +417,69 @@ TEST(NestedPacing, NoFrameCallbacksFromTheHostMeansNoSpinning) {
   std::printf("host stalled 2 s: nested ferryd used %.3f s CPU, client got %d frames meanwhile\n", cpu,
               frames_during);
   EXPECT_FALSE(client.failed()) << client.error();
+}
+
+// A game in the nested ferry locks the pointer: the host's pointer is locked on the nested
+// window, the host's relative motion reaches the game as relative_motion (unaccelerated
+// deltas too) while its absolute position stays, and unlocking lifts the host's lock.
+TEST_F(NestedInput, PointerLockInTheNestedFerryLocksTheHostPointerAndForwardsRelativeMotion) {
+  ASSERT_TRUE(rec.relative_manager && rec.constraints);
+  zwp_relative_pointer_v1* rel =
+      zwp_relative_pointer_manager_v1_get_relative_pointer(rec.relative_manager, rec.pointer);
+  zwp_relative_pointer_v1_add_listener(rel, &kRelative, &rec);
+  zwp_locked_pointer_v1* lock = zwp_pointer_constraints_v1_lock_pointer(
+      rec.constraints, top.surface, rec.pointer, nullptr,
+      ZWP_POINTER_CONSTRAINTS_V1_LIFETIME_PERSISTENT);
+  zwp_locked_pointer_v1_add_listener(lock, &kLocked, &rec);
+  ASSERT_GE(c->roundtrip(), 0);
+
+  // Nothing locked on the host before the pointer enters the game's surface.
+  auto host_lock = [&] {
+    bool locked = false;
+    host.post([&](Server& s, FakeInput&) {
+      PointerConstraint* pc = s.seat().active_constraint();
+      locked = pc && pc->kind() == PointerConstraint::Kind::lock;
+    });
+    return locked;
+  };
+  EXPECT_FALSE(host_lock());
+  // Host (74, 79) is the game's surface (10, 15) (see the test above).
+  host.post([](Server&, FakeInput& in) { in.move_to(74, 79); });
+  ASSERT_TRUE(wait_until([&] { return !c->dispatch_for(10) || rec.locked == 1; }, 10s))
+      << "the game's lock never became active\n" << nested.log();
+  EXPECT_TRUE(wait_until([&] { return host_lock(); }, 10s)) << "the host's pointer is not locked";
+
+  // Relative motion in the host: the game gets it, its absolute position does not move.
+  double x0 = rec.last_x, y0 = rec.last_y;
+  size_t before = rec.relative.size();
+  host.post([](Server&, FakeInput& in) {
+    in.move_by(15, -7);
+    in.move_by(-3, 4);
+  });
+  ASSERT_TRUE(wait_until([&] { return !c->dispatch_for(10) || rec.relative.size() >= before + 2; }, 10s))
+      << rec.relative.size() << "\n" << nested.log();
+  double dx = 0, dy = 0, ux = 0, uy = 0;
+  for (size_t i = before; i < rec.relative.size(); ++i) {
+    dx += rec.relative[i][0];
+    dy += rec.relative[i][1];
+    ux += rec.relative[i][2];
+    uy += rec.relative[i][3];
+  }
+  EXPECT_NEAR(dx, 12.0, 0.01);
+  EXPECT_NEAR(dy, -3.0, 0.01);
+  EXPECT_NEAR(ux, 12.0, 0.01);
+  EXPECT_NEAR(uy, -3.0, 0.01);
+  EXPECT_EQ(rec.last_x, x0);
+  EXPECT_EQ(rec.last_y, y0);
+
+  // The game lets go: the host's lock goes too, and host motion moves the pointer again.
+  zwp_locked_pointer_v1_destroy(lock);
+  ASSERT_GE(c->roundtrip(), 0);
+  EXPECT_TRUE(wait_until([&] { return !host_lock(); }, 10s)) << "the host's pointer stayed locked";
+  host.post([](Server&, FakeInput& in) { in.move_by(5, 5); });
+  EXPECT_TRUE(wait_until([&] { return !c->dispatch_for(10) || rec.last_x != x0; }, 10s));
+
+  zwp_relative_pointer_v1_destroy(rel);
 }
 
 }  // namespace

@@ -25,6 +25,8 @@ HostGlobals::~HostGlobals() {
       wl_seat_destroy(seat);
   }
   if (decoration) zxdg_decoration_manager_v1_destroy(decoration);
+  if (relative_pointer) zwp_relative_pointer_manager_v1_destroy(relative_pointer);
+  if (pointer_constraints) zwp_pointer_constraints_v1_destroy(pointer_constraints);
   if (presentation) wp_presentation_destroy(presentation);
   if (wm_base) xdg_wm_base_destroy(wm_base);
   if (shm) wl_shm_destroy(shm);
@@ -70,6 +72,12 @@ void on_global(void* data, wl_registry* reg, uint32_t name, const char* iface, u
   } else if (n == zxdg_decoration_manager_v1_interface.name && !g->decoration) {
     g->decoration =
         static_cast<zxdg_decoration_manager_v1*>(bind(&zxdg_decoration_manager_v1_interface, 1));
+  } else if (n == zwp_relative_pointer_manager_v1_interface.name && !g->relative_pointer) {
+    g->relative_pointer = static_cast<zwp_relative_pointer_manager_v1*>(
+        bind(&zwp_relative_pointer_manager_v1_interface, 1));
+  } else if (n == zwp_pointer_constraints_v1_interface.name && !g->pointer_constraints) {
+    g->pointer_constraints =
+        static_cast<zwp_pointer_constraints_v1*>(bind(&zwp_pointer_constraints_v1_interface, 1));
   } else if (n == wl_seat_interface.name && !g->seat) {
     g->seat_version = std::min(version, 5u);
     g->seat = static_cast<wl_seat*>(bind(&wl_seat_interface, 5));
@@ -112,10 +120,14 @@ std::unique_ptr<WaylandHost> WaylandHost::connect(Server& server, std::string* e
     *error = "wayland backend: the host compositor at " + host->name_ + " lacks" + missing;
     return nullptr;
   }
-  log_info("wayland backend: host %s: presentation %s, decorations %s, seat %s, shm %s",
+  log_info("wayland backend: host %s: presentation %s, decorations %s, seat %s, shm %s, "
+           "pointer lock %s",
            host->name_.c_str(), g.presentation ? "wp_presentation" : "frame callbacks only",
            g.decoration ? "xdg-decoration" : "host's choice", g.seat ? "yes" : "none",
-           g.shm_xbgr8888 ? "XBGR8888" : "XRGB8888");
+           g.shm_xbgr8888 ? "XBGR8888" : "XRGB8888",
+           g.pointer_constraints && g.relative_pointer ? "forwarded"
+           : g.pointer_constraints                     ? "forwarded, no relative motion"
+                                                       : "not offered by the host");
   host->source_ = wl_event_loop_add_fd(server.loop(), wl_display_get_fd(host->display_),
                                        WL_EVENT_READABLE, &WaylandHost::on_fd, host.get());
   return host;
@@ -133,6 +145,7 @@ WaylandHost::~WaylandHost() {
 
 bool WaylandHost::add_outputs(const std::vector<OutputMode>& modes, bool fullscreen,
                               std::string* error) {
+  if (input_) input_->watch_seat();  // the seat exists by now
   for (const OutputMode& m : modes) {
     std::string name = "WL-" + std::to_string(server_.outputs().size() + 1);
     Output* out = server_.add_output(name, m, [&](Output& o) {

@@ -8,7 +8,9 @@
 #include <cstdint>
 #include <ctime>
 
+#include "pointer-constraints-unstable-v1-client-protocol.h"
 #include "presentation-time-client-protocol.h"
+#include "relative-pointer-unstable-v1-client-protocol.h"
 #include "xdg-decoration-unstable-v1-client-protocol.h"
 #include "xdg-shell-client-protocol.h"
 
@@ -24,6 +26,10 @@ struct HostGlobals {
   zxdg_decoration_manager_v1* decoration = nullptr;  // null: the host decorates as it likes
   wl_seat* seat = nullptr;                           // the first seat; null: no input
   uint32_t seat_version = 0;
+  // Pointer lock for games: a lock or confinement in ferry becomes one on the host, and
+  // the host's relative motion reaches ferry's clients. Null: the host offers none.
+  zwp_relative_pointer_manager_v1* relative_pointer = nullptr;
+  zwp_pointer_constraints_v1* pointer_constraints = nullptr;
   bool shm_xbgr8888 = false;  // RGBA byte order: glReadPixels' own, no swizzle
 
   ~HostGlobals();

@@ -62,19 +62,39 @@ const wl_keyboard_listener kKeyboardListener = {
     [](void*, wl_keyboard*, int32_t, int32_t) {},                                  // repeat_info
 };
 
+const zwp_relative_pointer_v1_listener kRelativeListener = {
+    [](void* data, zwp_relative_pointer_v1*, uint32_t hi, uint32_t lo, wl_fixed_t dx,
+       wl_fixed_t dy, wl_fixed_t ux, wl_fixed_t uy) {
+      self(data)->relative_motion((uint64_t(hi) << 32) | lo, wl_fixed_to_double(dx),
+                                  wl_fixed_to_double(dy), wl_fixed_to_double(ux),
+                                  wl_fixed_to_double(uy));
+    },
+};
+
 }  // namespace
 
 HostInput::HostInput(WaylandHost& host, wl_seat* seat) : host_(host), seat_(seat) {
   wl_seat_add_listener(seat_, &kSeatListener, this);
 }
 
+void HostInput::watch_seat() {
+  if (constraint_changed_.connected()) return;
+  constraint_changed_.connect(&host_.server().seat().on_constraint,
+                              [this](void*) { follow_constraint(); });
+}
+
 HostInput::~HostInput() {
+  constraint_changed_.disconnect();
+  drop_host_constraint();
+  if (relative_) zwp_relative_pointer_v1_destroy(relative_);
   if (pointer_) wl_pointer_destroy(pointer_);
   if (keyboard_) wl_keyboard_destroy(keyboard_);
 }
 
 void HostInput::forget_output(HostOutput* output) {
-  if (focus_ == output) focus_ = nullptr;
+  if (focus_ != output) return;
+  drop_host_constraint();  // made on its surface
+  focus_ = nullptr;
 }
 
 void HostInput::capabilities(uint32_t caps) {
@@ -83,7 +103,15 @@ void HostInput::capabilities(uint32_t caps) {
   if (has_pointer && !pointer_) {
     pointer_ = wl_seat_get_pointer(seat_);
     wl_pointer_add_listener(pointer_, &kPointerListener, this);
+    if (zwp_relative_pointer_manager_v1* m = host_.globals().relative_pointer) {
+      relative_ = zwp_relative_pointer_manager_v1_get_relative_pointer(m, pointer_);
+      zwp_relative_pointer_v1_add_listener(relative_, &kRelativeListener, this);
+    }
+    follow_constraint();
   } else if (!has_pointer && pointer_) {
+    drop_host_constraint();
+    if (relative_) zwp_relative_pointer_v1_destroy(relative_);
+    relative_ = nullptr;
     wl_pointer_destroy(pointer_);
     pointer_ = nullptr;
     focus_ = nullptr;
@@ -143,6 +171,45 @@ void HostInput::pointer_button(uint32_t button, bool pressed) {
 
 void HostInput::pointer_axis(bool horizontal, double value) {
   host_.server().seat().pointer_axis(now_ms(), horizontal, value);
+}
+
+void HostInput::relative_motion(uint64_t time_us, double dx, double dy, double ux, double uy) {
+  // Only while the host pointer is over one of our windows (the host sends it regardless
+  // of focus only to its focused client, which we are then).
+  if (!focus_ && !locked_) return;
+  host_.server().seat().relative_motion_only(time_us, dx, dy, ux, uy);
+}
+
+void HostInput::drop_host_constraint() {
+  if (locked_) zwp_locked_pointer_v1_destroy(locked_);
+  if (confined_) zwp_confined_pointer_v1_destroy(confined_);
+  locked_ = nullptr;
+  confined_ = nullptr;
+}
+
+void HostInput::follow_constraint() {
+  if (!constraint_changed_.connected()) return;  // no seat yet
+  zwp_pointer_constraints_v1* pc = host_.globals().pointer_constraints;
+  PointerConstraint* c = host_.server().seat().active_constraint();
+  bool want_lock = c && c->kind() == PointerConstraint::Kind::lock;
+  bool want_confine = c && c->kind() == PointerConstraint::Kind::confine;
+  if (want_lock == (locked_ != nullptr) && want_confine == (confined_ != nullptr)) return;
+  drop_host_constraint();
+  // The window the pointer is in: the constraint became active there.
+  if (!pc || !pointer_ || !focus_ || !(want_lock || want_confine)) {
+    host_.flush();  // the destroy request, now: nothing else may send soon
+    return;
+  }
+  // Persistent: the host may lift it while our window lacks its focus and brings it back.
+  // The whole window: ferry itself keeps the pointer inside the client's region.
+  if (want_lock)
+    locked_ = zwp_pointer_constraints_v1_lock_pointer(pc, focus_->surface(), pointer_, nullptr,
+                                                      ZWP_POINTER_CONSTRAINTS_V1_LIFETIME_PERSISTENT);
+  else
+    confined_ = zwp_pointer_constraints_v1_confine_pointer(
+        pc, focus_->surface(), pointer_, nullptr, ZWP_POINTER_CONSTRAINTS_V1_LIFETIME_PERSISTENT);
+  host_.flush();
+  log_debug("wayland backend: the host's pointer %s", want_lock ? "locked" : "confined");
 }
 
 void HostInput::keyboard_key(uint32_t key, bool pressed) {

@@ -5,6 +5,10 @@
 // host's keyboard focus leaves are released in ferry, so none stays stuck. The host's
 // keymap replaces ferry's own (clients get it re-sent), so keys mean what they mean on the
 // desktop; modifiers are recomputed from the keys by ferry's xkb state.
+// Pointer lock (games): while a pointer constraint is active in ferry's seat, the host's
+// pointer is locked (or confined) to the output's window too, and the host's relative
+// motion (zwp_relative_pointer_v1) reaches ferry's focused client without moving ferry's
+// pointer (the host's absolute motion does that), when the host offers those protocols.
 //
 // Main thread only; owned by the WaylandHost.
 
@@ -12,10 +16,15 @@
 #include <string>
 #include <vector>
 
+#include "util/listener.hpp"
+
 struct wl_keyboard;
 struct wl_pointer;
 struct wl_seat;
 struct wl_surface;
+struct zwp_confined_pointer_v1;
+struct zwp_locked_pointer_v1;
+struct zwp_relative_pointer_v1;
 
 namespace ferry {
 
@@ -29,6 +38,8 @@ class HostInput {
   HostInput(const HostInput&) = delete;
   HostInput& operator=(const HostInput&) = delete;
 
+  // Follows ferry's seat from now on (it is made after the backend).
+  void watch_seat();
   // An output is going: the pointer no longer points into it.
   void forget_output(HostOutput* output);
 
@@ -42,8 +53,13 @@ class HostInput {
   void keyboard_key(uint32_t key, bool pressed);
   void keyboard_leave();
   void keymap(uint32_t format, int fd, uint32_t size);  // takes fd
+  void relative_motion(uint64_t time_us, double dx, double dy, double ux, double uy);
 
  private:
+  // Makes the host's constraint match the seat's active one (none, lock, confine).
+  void follow_constraint();
+  void drop_host_constraint();
+
   WaylandHost& host_;
   wl_seat* seat_;
   wl_pointer* pointer_ = nullptr;
@@ -51,6 +67,10 @@ class HostInput {
   HostOutput* focus_ = nullptr;  // the output under the host pointer
   std::vector<uint32_t> keys_;   // held, as ferry knows them
   std::string keymap_text_;      // the host's keymap in use
+  zwp_relative_pointer_v1* relative_ = nullptr;
+  zwp_locked_pointer_v1* locked_ = nullptr;      // the host lock we hold
+  zwp_confined_pointer_v1* confined_ = nullptr;  // or the host confinement
+  Listener constraint_changed_;
 };
 
 }  // namespace ferry
