@@ -138,6 +138,36 @@ struct Recorder {
   zwp_pointer_constraints_v1* constraints = nullptr;
   int locked = 0, unlocked = 0;
   std::vector<std::array<double, 4>> relative;  // dx, dy, dx_unaccel, dy_unaccel
+  uint32_t caps = 0;
+  std::vector<std::string> touch;  // "down 3 10,15", "motion 3 20,25", "up 3", "frame"
+};
+
+const wl_seat_listener kSeat = {
+    [](void* d, wl_seat*, uint32_t caps) { static_cast<Recorder*>(d)->caps = caps; },
+    [](void*, wl_seat*, const char*) {},
+};
+
+std::string touch_at(const char* what, int32_t id, wl_fixed_t x, wl_fixed_t y) {
+  char text[96];
+  std::snprintf(text, sizeof text, "%s %d %g,%g", what, id, wl_fixed_to_double(x),
+                wl_fixed_to_double(y));
+  return text;
+}
+
+const wl_touch_listener kTouch = {
+    [](void* d, wl_touch*, uint32_t, uint32_t, wl_surface*, int32_t id, wl_fixed_t x, wl_fixed_t y) {
+      static_cast<Recorder*>(d)->touch.push_back(touch_at("down", id, x, y));
+    },
+    [](void* d, wl_touch*, uint32_t, uint32_t, int32_t id) {
+      static_cast<Recorder*>(d)->touch.push_back("up " + std::to_string(id));
+    },
+    [](void* d, wl_touch*, uint32_t, int32_t id, wl_fixed_t x, wl_fixed_t y) {
+      static_cast<Recorder*>(d)->touch.push_back(touch_at("motion", id, x, y));
+    },
+    [](void* d, wl_touch*) { static_cast<Recorder*>(d)->touch.push_back("frame"); },
+    [](void* d, wl_touch*) { static_cast<Recorder*>(d)->touch.push_back("cancel"); },
+    [](void*, wl_touch*, int32_t, wl_fixed_t, wl_fixed_t) {},
+    [](void*, wl_touch*, int32_t, wl_fixed_t) {},
 };
 
 const wl_pointer_listener kPointer = {
@@ -188,8 +218,10 @@ const wl_registry_listener kRegistry = {
     [](void* d, wl_registry* reg, uint32_t name, const char* iface, uint32_t) {
       auto* r = static_cast<Recorder*>(d);
       std::string n = iface;
-      if (n == wl_seat_interface.name && !r->seat)
+      if (n == wl_seat_interface.name && !r->seat) {
         r->seat = static_cast<wl_seat*>(wl_registry_bind(reg, name, &wl_seat_interface, 5));
+        wl_seat_add_listener(r->seat, &kSeat, r);
+      }
       if (n == zwp_relative_pointer_manager_v1_interface.name)
         r->relative_manager = static_cast<zwp_relative_pointer_manager_v1*>(
             wl_registry_bind(reg, name, &zwp_relative_pointer_manager_v1_interface, 1));
@@ -417,6 +449,31 @@ TEST(NestedPacing, NoFrameCallbacksFromTheHostMeansNoSpinning) {
   std::printf("host stalled 2 s: nested ferryd used %.3f s CPU, client got %d frames meanwhile\n", cpu,
               frames_during);
   EXPECT_FALSE(client.failed()) << client.error();
+}
+
+// A touchscreen on the host: the nested ferry's seat gains touch, and a touch in the nested
+// window reaches the client under it in its own coordinates, down to up.
+TEST_F(NestedInput, HostTouchReachesAClientInTheNestedFerry) {
+  EXPECT_FALSE(rec.caps & WL_SEAT_CAPABILITY_TOUCH);
+  host.post([](Server&, FakeInput& in) { in.plug_touchscreen(); });
+  ASSERT_TRUE(wait_until([&] { return !c->dispatch_for(10) || (rec.caps & WL_SEAT_CAPABILITY_TOUCH); }, 10s))
+      << "no touch capability in the nested ferry\n" << nested.log();
+  wl_touch* touch = wl_seat_get_touch(rec.seat);
+  wl_touch_add_listener(touch, &kTouch, &rec);
+  ASSERT_GE(c->roundtrip(), 0);
+  // Host (74, 79) is the client's surface (10, 15); (84, 91) is (20, 27).
+  host.post([](Server&, FakeInput& in) {
+    in.touch_down(3, 74, 79);
+    in.touch_move(3, 84, 91);
+    in.touch_up(3);
+  });
+  std::vector<std::string> want = {"down 3 10,15", "frame", "motion 3 20,27", "frame", "up 3", "frame"};
+  ASSERT_TRUE(wait_until([&] { return !c->dispatch_for(10) || rec.touch.size() >= want.size(); }, 10s))
+      << rec.touch.size() << "\n" << nested.log();
+  EXPECT_EQ(rec.touch, want);
+  host.post([](Server&, FakeInput& in) { in.unplug_touchscreen(); });
+  EXPECT_TRUE(wait_until([&] { return !c->dispatch_for(10) || !(rec.caps & WL_SEAT_CAPABILITY_TOUCH); }, 10s));
+  wl_touch_destroy(touch);
 }
 
 // A game in the nested ferry locks the pointer: the host's pointer is locked on the nested

@@ -62,6 +62,19 @@ const wl_keyboard_listener kKeyboardListener = {
     [](void*, wl_keyboard*, int32_t, int32_t) {},                                  // repeat_info
 };
 
+const wl_touch_listener kTouchListener = {
+    [](void* data, wl_touch*, uint32_t, uint32_t, wl_surface* s, int32_t id, wl_fixed_t x,
+       wl_fixed_t y) { self(data)->touch_down(s, id, wl_fixed_to_double(x), wl_fixed_to_double(y)); },
+    [](void* data, wl_touch*, uint32_t, uint32_t, int32_t id) { self(data)->touch_up(id); },
+    [](void* data, wl_touch*, uint32_t, int32_t id, wl_fixed_t x, wl_fixed_t y) {
+      self(data)->touch_motion(id, wl_fixed_to_double(x), wl_fixed_to_double(y));
+    },
+    [](void* data, wl_touch*) { self(data)->touch_frame(); },
+    [](void* data, wl_touch*) { self(data)->touch_cancel(); },
+    [](void*, wl_touch*, int32_t, wl_fixed_t, wl_fixed_t) {},  // shape: v6, not bound
+    [](void*, wl_touch*, int32_t, wl_fixed_t) {},              // orientation: v6
+};
+
 const zwp_relative_pointer_v1_listener kRelativeListener = {
     [](void* data, zwp_relative_pointer_v1*, uint32_t hi, uint32_t lo, wl_fixed_t dx,
        wl_fixed_t dy, wl_fixed_t ux, wl_fixed_t uy) {
@@ -81,17 +94,28 @@ void HostInput::watch_seat() {
   if (constraint_changed_.connected()) return;
   constraint_changed_.connect(&host_.server().seat().on_constraint,
                               [this](void*) { follow_constraint(); });
+  announce_touch();
+}
+
+void HostInput::announce_touch() {
+  if (!constraint_changed_.connected() || (touch_ != nullptr) == touch_announced_) return;
+  touch_announced_ = touch_ != nullptr;
+  if (touch_announced_) host_.server().seat().touch_device_added();
+  else host_.server().seat().touch_device_removed();  // lifts its points
 }
 
 HostInput::~HostInput() {
   constraint_changed_.disconnect();
   drop_host_constraint();
   if (relative_) zwp_relative_pointer_v1_destroy(relative_);
+  if (touch_) wl_touch_destroy(touch_);
   if (pointer_) wl_pointer_destroy(pointer_);
   if (keyboard_) wl_keyboard_destroy(keyboard_);
 }
 
 void HostInput::forget_output(HostOutput* output) {
+  for (TouchPoint& p : touch_points_)
+    if (p.output == output) p.output = nullptr;
   if (focus_ != output) return;
   drop_host_constraint();  // made on its surface
   focus_ = nullptr;
@@ -116,6 +140,16 @@ void HostInput::capabilities(uint32_t caps) {
     pointer_ = nullptr;
     focus_ = nullptr;
   }
+  bool has_touch = caps & WL_SEAT_CAPABILITY_TOUCH;
+  if (has_touch && !touch_) {
+    touch_ = wl_seat_get_touch(seat_);
+    wl_touch_add_listener(touch_, &kTouchListener, this);
+  } else if (!has_touch && touch_) {
+    wl_touch_destroy(touch_);
+    touch_ = nullptr;
+    touch_points_.clear();
+  }
+  announce_touch();
   if (has_keyboard && !keyboard_) {
     keyboard_ = wl_seat_get_keyboard(seat_);
     wl_keyboard_add_listener(keyboard_, &kKeyboardListener, this);
@@ -178,6 +212,42 @@ void HostInput::relative_motion(uint64_t time_us, double dx, double dy, double u
   // of focus only to its focused client, which we are then).
   if (!focus_ && !locked_) return;
   host_.server().seat().relative_motion_only(time_us, dx, dy, ux, uy);
+}
+
+void HostInput::touch_down(wl_surface* surface, int32_t id, double sx, double sy) {
+  HostOutput* output = host_.output_for_surface(surface);
+  if (!output || !touch_announced_) return;
+  touch_points_.push_back({id, output});
+  double lx = 0, ly = 0;
+  output->to_layout(sx, sy, &lx, &ly);
+  host_.server().seat().touch_down(now_ms(), id, lx, ly);
+}
+
+void HostInput::touch_motion(int32_t id, double sx, double sy) {
+  for (const TouchPoint& p : touch_points_) {
+    if (p.id != id || !p.output) continue;
+    double lx = 0, ly = 0;
+    p.output->to_layout(sx, sy, &lx, &ly);
+    host_.server().seat().touch_motion(now_ms(), id, lx, ly);
+  }
+}
+
+void HostInput::touch_up(int32_t id) {
+  auto it = std::find_if(touch_points_.begin(), touch_points_.end(),
+                         [id](const TouchPoint& p) { return p.id == id; });
+  if (it == touch_points_.end()) return;  // went down outside our windows
+  touch_points_.erase(it);
+  host_.server().seat().touch_up(now_ms(), id);
+}
+
+void HostInput::touch_frame() {
+  if (touch_announced_) host_.server().seat().touch_frame();
+}
+
+void HostInput::touch_cancel() {
+  if (touch_points_.empty()) return;
+  touch_points_.clear();
+  host_.server().seat().touch_cancel();
 }
 
 void HostInput::drop_host_constraint() {

@@ -5,7 +5,8 @@
 // host's keyboard focus leaves are released in ferry, so none stays stuck. The host's
 // keymap replaces ferry's own (clients get it re-sent), so keys mean what they mean on the
 // desktop; modifiers are recomputed from the keys by ferry's xkb state.
-// Pointer lock (games): while a pointer constraint is active in ferry's seat, the host's
+// Touch: points go down in an output's window and keep to it; positions map like the
+// pointer's. Pointer lock (games): while a pointer constraint is active in ferry's seat, the host's
 // pointer is locked (or confined) to the output's window too, and the host's relative
 // motion (zwp_relative_pointer_v1) reaches ferry's focused client without moving ferry's
 // pointer (the host's absolute motion does that), when the host offers those protocols.
@@ -22,6 +23,7 @@ struct wl_keyboard;
 struct wl_pointer;
 struct wl_seat;
 struct wl_surface;
+struct wl_touch;
 struct zwp_confined_pointer_v1;
 struct zwp_locked_pointer_v1;
 struct zwp_relative_pointer_v1;
@@ -54,11 +56,18 @@ class HostInput {
   void keyboard_leave();
   void keymap(uint32_t format, int fd, uint32_t size);  // takes fd
   void relative_motion(uint64_t time_us, double dx, double dy, double ux, double uy);
+  void touch_down(wl_surface* surface, int32_t id, double sx, double sy);
+  void touch_motion(int32_t id, double sx, double sy);
+  void touch_up(int32_t id);
+  void touch_frame();
+  void touch_cancel();
 
  private:
   // Makes the host's constraint match the seat's active one (none, lock, confine).
   void follow_constraint();
   void drop_host_constraint();
+  // Tells ferry's seat whether a touchscreen is there (once the seat exists).
+  void announce_touch();
 
   WaylandHost& host_;
   wl_seat* seat_;
@@ -67,6 +76,13 @@ class HostInput {
   HostOutput* focus_ = nullptr;  // the output under the host pointer
   std::vector<uint32_t> keys_;   // held, as ferry knows them
   std::string keymap_text_;      // the host's keymap in use
+  wl_touch* touch_ = nullptr;
+  bool touch_announced_ = false;
+  struct TouchPoint {
+    int32_t id;
+    HostOutput* output;  // the window it went down in (null once that output went)
+  };
+  std::vector<TouchPoint> touch_points_;
   zwp_relative_pointer_v1* relative_ = nullptr;
   zwp_locked_pointer_v1* locked_ = nullptr;      // the host lock we hold
   zwp_confined_pointer_v1* confined_ = nullptr;  // or the host confinement
