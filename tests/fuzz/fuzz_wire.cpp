@@ -64,7 +64,7 @@ class Fuzzer {
     }
     oracle_ = connect();
     if (!oracle_) fail("cannot create the oracle client");
-    oracle_->send_get_registry();
+    oracle_->send_get_registry(true);
     if (!sync(*oracle_)) fail("the oracle's first sync got no answer");
     for (const auto& g : oracle_->globals()) globals_.push_back({g.name, g.interface, g.version});
     if (globals_.empty()) fail("no globals");

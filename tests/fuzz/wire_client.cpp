@@ -176,7 +176,8 @@ void WireClient::send_garbage(Reader& in) {
     dead_ = true;
 }
 
-void WireClient::send_get_registry() {
+void WireClient::send_get_registry(bool want_globals) {
+  want_globals_ = want_globals;
   Message m = begin(1, 1);  // wl_display.get_registry
   registry_ = new_object(kRegistry, 1);
   m.put(registry_);
@@ -303,7 +304,7 @@ void WireClient::parse_event(const uint32_t* w, size_t count) {
     if (arg.type == 's' || arg.type == 'a') {
       size_t words = (size_t(v) + 3) / 4;
       if (words > count - at) return;
-      if (arg.type == 's' && v > 0) text.assign(reinterpret_cast<const char*>(w + at), v - 1);
+      if (arg.type == 's' && v > 0 && want_globals_) text.assign(reinterpret_cast<const char*>(w + at), v - 1);
       at += words;
     } else if (arg.type == 'u' || arg.type == 'i') {
       recent_[recent_at_] = v;
@@ -312,7 +313,7 @@ void WireClient::parse_event(const uint32_t* w, size_t count) {
       add_object(v, arg.interface, obj.version);
     }
   }
-  if (obj.interface == kRegistry && opcode == 0 && values.size() == 3) {
+  if (want_globals_ && obj.interface == kRegistry && opcode == 0 && values.size() == 3) {
     int16_t i = index_of(text.c_str());
     if (i >= 0) globals_.push_back({values[0], i, values[2]});
   }

@@ -71,7 +71,8 @@ class WireClient {
   // A wl_display.error arrived, the server closed the connection, or it destroyed the client.
   bool dead() const { return dead_ || !server_side_; }
 
-  void send_get_registry();
+  // 'want_globals': parse the wl_registry.global events (globals()).
+  void send_get_registry(bool want_globals = false);
   uint32_t registry_id() const { return registry_; }
   uint32_t send_sync();  // returns the callback's id
   bool callback_done(uint32_t id) const { return done_.count(id) != 0; }
@@ -109,6 +110,7 @@ class WireClient {
   bool dead_ = false;
   uint32_t next_id_ = 2;
   uint32_t registry_ = 0;
+  bool want_globals_ = false;
   std::unordered_map<uint32_t, Object> objects_;
   std::vector<uint32_t> ids_;  // live objects, for picking by index
   std::unordered_set<uint32_t> done_;
