@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -41,6 +42,11 @@ bool write_runtime_file(const char* file, std::string_view line, std::string* er
     *error = dir + ": " + std::strerror(errno);
     return false;
   }
+  if (!check_private_dir(dir, error)) return false;
+  if (::chmod(dir.c_str(), 0700) != 0) {
+    *error = dir + ": " + std::strerror(errno);
+    return false;
+  }
   std::string path = dir + "/" + file;
   std::string tmp = path + ".tmp." + std::to_string(::getpid());
   {
@@ -60,6 +66,24 @@ bool write_runtime_file(const char* file, std::string_view line, std::string* er
 }
 
 }  // namespace
+
+bool check_private_dir(const std::string& dir, std::string* error) {
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) != 0) {
+    *error = dir + ": " + std::strerror(errno);
+    return false;
+  }
+  char mode[8];
+  std::snprintf(mode, sizeof mode, "%04o", unsigned(st.st_mode & 07777));
+  if (!S_ISDIR(st.st_mode) || st.st_uid != ::geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+    *error = dir + " must be a directory owned by uid " + std::to_string(::geteuid()) +
+             " that only it can write to (it is " +
+             (S_ISLNK(st.st_mode) ? "a symlink" : S_ISDIR(st.st_mode) ? "a directory" : "not a directory") +
+             ", owner uid " + std::to_string(st.st_uid) + ", mode " + mode + ")";
+    return false;
+  }
+  return true;
+}
 
 bool write_socket_file(std::string_view name, std::string* error) {
   return write_runtime_file("socket", name, error);

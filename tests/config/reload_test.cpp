@@ -280,6 +280,36 @@ TEST(Peer, ExeIsTheLinkTargetReadThroughThePidDirectory) {
   EXPECT_EQ(exe_of_pid(-1, t.path()), "");
 }
 
+TEST(Runtime, RuntimeDirectoryMustBeTheUsersAlone) {
+  TempDir t;
+  EnvGuard xrd("XDG_RUNTIME_DIR", t.path().c_str());
+  std::string error;
+  // A ferry/ directory left group- and world-writable is taken back to 0700.
+  ASSERT_EQ(::mkdir((t.path() + "/ferry").c_str(), 0700), 0);
+  ASSERT_EQ(::chmod((t.path() + "/ferry").c_str(), 0777), 0);
+  ASSERT_TRUE(write_socket_file("wayland-3", &error)) << error;
+  EXPECT_EQ(fs::status(t.path() + "/ferry").permissions() & fs::perms::all, fs::perms::owner_all);
+  EXPECT_TRUE(check_private_dir(t.path(), &error)) << error;
+  // A ferry/ that is a symlink (to a directory someone else chose) is refused.
+  fs::remove_all(t.path() + "/ferry");
+  fs::create_directories(t.path() + "/elsewhere");
+  fs::create_directory_symlink(t.path() + "/elsewhere", t.path() + "/ferry");
+  EXPECT_FALSE(write_socket_file("wayland-3", &error));
+  EXPECT_NE(error.find("a symlink"), std::string::npos) << error;
+  EXPECT_FALSE(fs::exists(t.path() + "/elsewhere/socket"));
+  // A directory others can write to, or one owned by another uid (root can chown).
+  ASSERT_EQ(::chmod(t.path().c_str(), 0777), 0);
+  EXPECT_FALSE(check_private_dir(t.path(), &error));
+  EXPECT_NE(error.find("mode 0777"), std::string::npos) << error;
+  ASSERT_EQ(::chmod(t.path().c_str(), 0755), 0);
+  EXPECT_TRUE(check_private_dir(t.path(), &error)) << error;
+  if (::geteuid() == 0) {
+    ASSERT_EQ(::chown(t.path().c_str(), 65534, 65534), 0);
+    EXPECT_FALSE(check_private_dir(t.path(), &error));
+    EXPECT_NE(error.find("owner uid 65534"), std::string::npos) << error;
+  }
+}
+
 TEST(Runtime, SocketFileContract) {
   TempDir t;
   EnvGuard xrd("XDG_RUNTIME_DIR", t.path().c_str());
