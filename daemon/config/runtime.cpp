@@ -42,7 +42,8 @@ bool write_runtime_file(const char* file, std::string_view line, std::string* er
     *error = dir + ": " + std::strerror(errno);
     return false;
   }
-  if (!check_private_dir(dir, error)) return false;
+  // Ours (a directory, not a symlink, owned by us), so its mode is ours to set: 0700.
+  if (!check_private_dir(dir, error, /*others_may_write=*/true)) return false;
   if (::chmod(dir.c_str(), 0700) != 0) {
     *error = dir + ": " + std::strerror(errno);
     return false;
@@ -67,7 +68,7 @@ bool write_runtime_file(const char* file, std::string_view line, std::string* er
 
 }  // namespace
 
-bool check_private_dir(const std::string& dir, std::string* error) {
+bool check_private_dir(const std::string& dir, std::string* error, bool others_may_write) {
   struct stat st {};
   if (::lstat(dir.c_str(), &st) != 0) {
     *error = dir + ": " + std::strerror(errno);
@@ -75,7 +76,8 @@ bool check_private_dir(const std::string& dir, std::string* error) {
   }
   char mode[8];
   std::snprintf(mode, sizeof mode, "%04o", unsigned(st.st_mode & 07777));
-  if (!S_ISDIR(st.st_mode) || st.st_uid != ::geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+  bool writable = !others_may_write && (st.st_mode & (S_IWGRP | S_IWOTH));
+  if (!S_ISDIR(st.st_mode) || st.st_uid != ::geteuid() || writable) {
     *error = dir + " must be a directory owned by uid " + std::to_string(::geteuid()) +
              " that only it can write to (it is " +
              (S_ISLNK(st.st_mode) ? "a symlink" : S_ISDIR(st.st_mode) ? "a directory" : "not a directory") +

@@ -43,8 +43,9 @@ std::optional<std::string> find_ferry_socket(std::string* error);
 // Whether 'dir' may hold ferryd's sockets and runtime files: a directory (not a symlink)
 // owned by ferryd's effective uid that no other user can write to (the XDG base directory
 // spec asks 0700 of XDG_RUNTIME_DIR; 0755 is accepted: others may look, not create or
-// replace). false with *error naming the path, its owner and mode.
-bool check_private_dir(const std::string& dir, std::string* error);
+// replace). false with *error naming the path, its owner and mode. 'others_may_write':
+// check only type and owner (for a directory the caller then sets to 0700 itself).
+bool check_private_dir(const std::string& dir, std::string* error, bool others_may_write = false);
 // Absolute path of a socket name: kept if it starts with '/', else $XDG_RUNTIME_DIR/name.
 std::string socket_path(std::string_view name);
 // Whether something accepts connections on that socket (connect + close).

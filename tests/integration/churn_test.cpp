@@ -125,7 +125,13 @@ TEST(Churn, KilledClientsLeaveNoFdsSocketsOrMemoryBehind) {
               peak_rss, kSteps);
   for (int k : kills_by_step) std::printf(" %d", k);
   std::printf("\n");
+#if defined(__SANITIZE_ADDRESS__)
+  // ASan keeps freed memory in quarantine (256 MB by default): RSS grows with every free,
+  // leak or not. The fd and socket counts above still hold.
+  std::printf("churn: RSS not checked under AddressSanitizer\n");
+#else
   EXPECT_LE(end_rss - base_rss, kRssToleranceKb);
+#endif
 
   // And ferryd still serves: a new client maps a window and receives frames.
   FrameCounter good(f.socket_path());
