@@ -32,6 +32,6 @@ if [ ! -d build-fuzz ]; then
   CC=clang CXX=clang++ meson setup build-fuzz -Dfuzz=true -Db_sanitize=address,undefined \
     -Db_lundef=false -Dbuildtype=debug -Dman-pages=disabled
 fi
-meson compile -C build-fuzz tests/fuzz/fuzz-config tests/fuzz/fuzz-dmabuf
+meson compile -C build-fuzz tests/fuzz/fuzz-config tests/fuzz/fuzz-dmabuf tests/fuzz/fuzz-wire
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
   meson test -C build-fuzz --no-rebuild --print-errorlogs --suite fuzz

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -41,6 +42,12 @@ bool write_runtime_file(const char* file, std::string_view line, std::string* er
     *error = dir + ": " + std::strerror(errno);
     return false;
   }
+  // Ours (a directory, not a symlink, owned by us), so its mode is ours to set: 0700.
+  if (!check_private_dir(dir, error, /*others_may_write=*/true)) return false;
+  if (::chmod(dir.c_str(), 0700) != 0) {
+    *error = dir + ": " + std::strerror(errno);
+    return false;
+  }
   std::string path = dir + "/" + file;
   std::string tmp = path + ".tmp." + std::to_string(::getpid());
   {
@@ -60,6 +67,25 @@ bool write_runtime_file(const char* file, std::string_view line, std::string* er
 }
 
 }  // namespace
+
+bool check_private_dir(const std::string& dir, std::string* error, bool others_may_write) {
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) != 0) {
+    *error = dir + ": " + std::strerror(errno);
+    return false;
+  }
+  char mode[8];
+  std::snprintf(mode, sizeof mode, "%04o", unsigned(st.st_mode & 07777));
+  bool writable = !others_may_write && (st.st_mode & (S_IWGRP | S_IWOTH));
+  if (!S_ISDIR(st.st_mode) || st.st_uid != ::geteuid() || writable) {
+    *error = dir + " must be a directory owned by uid " + std::to_string(::geteuid()) +
+             " that only it can write to (it is " +
+             (S_ISLNK(st.st_mode) ? "a symlink" : S_ISDIR(st.st_mode) ? "a directory" : "not a directory") +
+             ", owner uid " + std::to_string(st.st_uid) + ", mode " + mode + ")";
+    return false;
+  }
+  return true;
+}
 
 bool write_socket_file(std::string_view name, std::string* error) {
   return write_runtime_file("socket", name, error);

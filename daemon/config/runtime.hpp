@@ -25,7 +25,8 @@ inline constexpr const char* kSocketEnv = "FERRY_SOCKET";
 
 // $XDG_RUNTIME_DIR/ferry/socket; empty when XDG_RUNTIME_DIR is unset.
 std::string socket_file_path();
-// Writes 'name' atomically (temp file + rename), creating $XDG_RUNTIME_DIR/ferry (0700).
+// Writes 'name' atomically (temp file + rename), creating $XDG_RUNTIME_DIR/ferry (0700;
+// one that exists must pass check_private_dir and is set to 0700).
 bool write_socket_file(std::string_view name, std::string* error);
 // Removes the file; quiet when it is already gone.
 void remove_socket_file();
@@ -39,6 +40,12 @@ std::optional<std::string> read_display_file();
 std::optional<std::string> read_socket_file(std::string* error);
 // $FERRY_SOCKET if set and non-empty, else read_socket_file().
 std::optional<std::string> find_ferry_socket(std::string* error);
+// Whether 'dir' may hold ferryd's sockets and runtime files: a directory (not a symlink)
+// owned by ferryd's effective uid that no other user can write to (the XDG base directory
+// spec asks 0700 of XDG_RUNTIME_DIR; 0755 is accepted: others may look, not create or
+// replace). false with *error naming the path, its owner and mode. 'others_may_write':
+// check only type and owner (for a directory the caller then sets to 0700 itself).
+bool check_private_dir(const std::string& dir, std::string* error, bool others_may_write = false);
 // Absolute path of a socket name: kept if it starts with '/', else $XDG_RUNTIME_DIR/name.
 std::string socket_path(std::string_view name);
 // Whether something accepts connections on that socket (connect + close).

@@ -12,6 +12,7 @@
 #include "backend/headless/headless.hpp"
 #include "backend/kms/kms_backend.hpp"
 #include "backend/wayland/host.hpp"
+#include "config/runtime.hpp"
 #include "core/seat.hpp"
 #include "core/surface.hpp"
 #include "protocol/globals.hpp"
@@ -146,6 +147,23 @@ bool Server::init(std::string* error) {
     for (const OutputMode& m : modes) add_headless_output(m);
   }
 
+  // The socket's directory must be ferryd's own, and the socket (0700) and its lock file
+  // (0600) are created under umask 077: no other user can connect, or take the name over.
+  std::string socket_dir;
+  if (!options_.socket.empty() && options_.socket.front() == '/') {
+    size_t slash = options_.socket.rfind('/');
+    socket_dir = slash == 0 ? "/" : options_.socket.substr(0, slash);
+  } else if (const char* runtime = getenv("XDG_RUNTIME_DIR"); runtime && *runtime) {
+    socket_dir = runtime;
+  }  // else libwayland refuses to create the socket, with the error below
+  if (!socket_dir.empty() && !config::check_private_dir(socket_dir, error)) {
+    *error = "refusing to listen: " + *error;
+    return false;
+  }
+  struct UmaskScope {
+    mode_t old = umask(077);
+    ~UmaskScope() { umask(old); }
+  } umask_scope;
   if (options_.socket.empty()) {
     const char* name = wl_display_add_socket_auto(display_);
     if (!name) {

@@ -236,6 +236,80 @@ TEST(Peer, CredentialsExeAndTag) {
   ::waitpid(pid, &status, 0);
 }
 
+// A fake proc root: <root>/PID/exe and <root>/PID/environ as a test lays them out.
+TEST(Peer, EnvironReadIsBoundedAndWholeEntriesOnly) {
+  TempDir t;
+  const std::string dir = t.path() + "/42";
+  std::string env = std::string("FERRY_TAG=first") + '\0' + "DRI_PRIME=1" + '\0';
+  env += "PAD=" + std::string(kMaxEnvironBytes, 'x') + '\0';
+  env += std::string("LATE=yes") + '\0';
+  write_file(dir + "/environ", env);
+  EXPECT_EQ(environ_var(42, "FERRY_TAG", t.path()), "first");
+  EXPECT_EQ(offload_env_of_pid(42, t.path()), "DRI_PRIME=1");
+  // Past the bound: neither the entry cut by it nor any after it.
+  EXPECT_FALSE(environ_var(42, "PAD", t.path()).has_value());
+  EXPECT_FALSE(environ_var(42, "LATE", t.path()).has_value());
+}
+
+TEST(Peer, SymlinksInTheProcRootAreNotFollowed) {
+  TempDir t;
+  write_file(t.path() + "/real/environ", std::string("FERRY_TAG=other") + '\0');
+  // A pid directory that is a symlink, and an environ that is a symlink.
+  fs::create_directory_symlink(t.path() + "/real", t.path() + "/7");
+  fs::create_directories(t.path() + "/8");
+  fs::create_symlink(t.path() + "/real/environ", t.path() + "/8/environ");
+  EXPECT_FALSE(environ_var(7, "FERRY_TAG", t.path()).has_value());
+  EXPECT_EQ(client_info_of_pid(7, t.path()).tag, "");
+  EXPECT_FALSE(environ_var(8, "FERRY_TAG", t.path()).has_value());
+  // An environ that never ends (a symlink to /dev/zero) is refused by the same rule.
+  fs::create_directories(t.path() + "/9");
+  fs::create_symlink("/dev/zero", t.path() + "/9/environ");
+  EXPECT_FALSE(environ_var(9, "X", t.path()).has_value());
+}
+
+TEST(Peer, ExeIsTheLinkTargetReadThroughThePidDirectory) {
+  TempDir t;
+  fs::create_directories(t.path() + "/5");
+  fs::create_directories(t.path() + "/6");
+  fs::create_symlink("/usr/bin/game", t.path() + "/5/exe");
+  fs::create_symlink("/usr/bin/game (deleted)", t.path() + "/6/exe");
+  fs::create_directory_symlink(t.path() + "/5", t.path() + "/3");
+  EXPECT_EQ(exe_of_pid(5, t.path()), "/usr/bin/game");
+  EXPECT_EQ(exe_of_pid(6, t.path()), "/usr/bin/game");
+  EXPECT_EQ(exe_of_pid(3, t.path()), "");  // the pid directory is a symlink
+  EXPECT_EQ(exe_of_pid(-1, t.path()), "");
+}
+
+TEST(Runtime, RuntimeDirectoryMustBeTheUsersAlone) {
+  TempDir t;
+  EnvGuard xrd("XDG_RUNTIME_DIR", t.path().c_str());
+  std::string error;
+  // A ferry/ directory left group- and world-writable is taken back to 0700.
+  ASSERT_EQ(::mkdir((t.path() + "/ferry").c_str(), 0700), 0);
+  ASSERT_EQ(::chmod((t.path() + "/ferry").c_str(), 0777), 0);
+  ASSERT_TRUE(write_socket_file("wayland-3", &error)) << error;
+  EXPECT_EQ(fs::status(t.path() + "/ferry").permissions() & fs::perms::all, fs::perms::owner_all);
+  EXPECT_TRUE(check_private_dir(t.path(), &error)) << error;
+  // A ferry/ that is a symlink (to a directory someone else chose) is refused.
+  fs::remove_all(t.path() + "/ferry");
+  fs::create_directories(t.path() + "/elsewhere");
+  fs::create_directory_symlink(t.path() + "/elsewhere", t.path() + "/ferry");
+  EXPECT_FALSE(write_socket_file("wayland-3", &error));
+  EXPECT_NE(error.find("a symlink"), std::string::npos) << error;
+  EXPECT_FALSE(fs::exists(t.path() + "/elsewhere/socket"));
+  // A directory others can write to, or one owned by another uid (root can chown).
+  ASSERT_EQ(::chmod(t.path().c_str(), 0777), 0);
+  EXPECT_FALSE(check_private_dir(t.path(), &error));
+  EXPECT_NE(error.find("mode 0777"), std::string::npos) << error;
+  ASSERT_EQ(::chmod(t.path().c_str(), 0755), 0);
+  EXPECT_TRUE(check_private_dir(t.path(), &error)) << error;
+  if (::geteuid() == 0) {
+    ASSERT_EQ(::chown(t.path().c_str(), 65534, 65534), 0);
+    EXPECT_FALSE(check_private_dir(t.path(), &error));
+    EXPECT_NE(error.find("owner uid 65534"), std::string::npos) << error;
+  }
+}
+
 TEST(Runtime, SocketFileContract) {
   TempDir t;
   EnvGuard xrd("XDG_RUNTIME_DIR", t.path().c_str());
