@@ -551,9 +551,10 @@ int run_daemon(const CliOptions& cli) {
   if (service)
     bus_src.emplace(server.loop(), *service);
   if (offload && service)
-    offload->on_mode_change = [svc = service.get()](Surface&, TransferMode, TransferMode,
-                                                   const std::string&) {
-      svc->changed(bus::DbusService::change_surfaces);
+    offload->on_mode_change = [svc = service.get()](Surface& s, std::optional<TransferMode> from,
+                                                   TransferMode to, const std::string& why) {
+      svc->transfer_mode_changed(uint32_t(s.id()), from ? std::string(to_string(*from)) : "",
+                                 std::string(to_string(to)), why);
     };
   else
     log_notice("D-Bus control API unavailable: %s (ferryctl will not reach this ferryd)",

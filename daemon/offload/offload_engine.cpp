@@ -344,7 +344,8 @@ bool OffloadEngine::move_frame(Surface& surface, Lane& lane_ref, const OffloadPo
     log_info("offload: wl_surface@%u %dx%d: %s -> %s (%s)", wl_resource_get_id(surface.resource()),
              w, h, lane->has_mode ? std::string(to_string(from)).c_str() : "new",
              std::string(to_string(mode)).c_str(), reason.c_str());
-    if (on_mode_change) on_mode_change(surface, from, mode, reason);
+    if (on_mode_change)
+      on_mode_change(surface, lane->has_mode ? std::optional(from) : std::nullopt, mode, reason);
   }
 
   // 3. Pack on the render device, across the ring, unpack on the display device.

@@ -24,6 +24,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -61,8 +62,10 @@ class OffloadEngine final : public SurfaceTransferPath {
   // Whether a client's buffers belong to the render device (linux-dmabuf asks at bind,
   // feedback and buffer creation, before any surface has content).
   std::function<bool(wl_client*)> client_offloaded;
-  // Called when a surface's mode changes (first frame included): D-Bus signal, logs.
-  std::function<void(Surface&, TransferMode from, TransferMode to, const std::string& reason)>
+  // Called when a surface's mode changes, before the frame in the new mode is packed;
+  // 'from' is empty for the surface's first frame (D-Bus TransferModeChanged).
+  std::function<void(Surface&, std::optional<TransferMode> from, TransferMode to,
+                     const std::string& reason)>
       on_mode_change;
 
   bool transfer_shm(Surface& surface, ShmBuffer& buffer, const Region& buffer_damage,
