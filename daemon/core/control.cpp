@@ -286,7 +286,7 @@ bus::ActionResult ServerControl::set_transfer_mode(const bus::ModeTarget& target
   if (!valid_mode(mode))
     return bus::ActionResult::error(Code::invalid_argument,
                                     "unknown transfer mode '" + std::string(mode) +
-                                        "' (auto, rgb, nv12, yuv444, tiles, cpu-copy)");
+                                        "' (" + transfer_mode_names() + ")");
   if (target.kind == bus::ModeTarget::Kind::app) {
     app_overrides_[target.app_id] = std::string(mode);
     return bus::ActionResult::success();

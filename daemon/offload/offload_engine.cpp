@@ -259,22 +259,23 @@ bool OffloadEngine::import_dmabuf(DmabufBuffer& buffer, std::string* error) {
   return true;
 }
 
-bool OffloadEngine::transfer_dmabuf(Surface& surface, DmabufBuffer& buffer,
-                                    const Region& buffer_damage,
-                                    std::unique_ptr<SurfaceTexture>& tex) {
+DmabufTransfer OffloadEngine::transfer_dmabuf(Surface& surface, DmabufBuffer& buffer,
+                                              const Region& buffer_damage,
+                                              std::unique_ptr<SurfaceTexture>& tex) {
   OffloadPolicy pol;
   Lane* lane = offloaded_lane(surface, buffer.drm_format(), "dmabuf", &pol);
-  if (!lane) return false;
+  if (!lane) return DmabufTransfer::not_taken;
+  const int32_t w = buffer.width(), h = buffer.height();
+  Region damage = buffer_damage;
+  damage.intersect(Rect{0, 0, w, h});
+  if (show_in_place(surface, *lane, pol, buffer, damage, tex)) return DmabufTransfer::in_place;
   std::string error;
   if (!import_dmabuf(buffer, &error)) {
     log_warn("offload: wl_surface@%u: %s; composing it on the display device",
              wl_resource_get_id(surface.resource()), error.c_str());
-    return false;
+    return DmabufTransfer::not_taken;
   }
   auto* image = static_cast<DmabufImage*>(buffer.import_cache(device_.get()));
-  const int32_t w = buffer.width(), h = buffer.height();
-  Region damage = buffer_damage;
-  damage.intersect(Rect{0, 0, w, h});
   if (!lane->import_tex || lane->import_id != image->id()) {
     RenderDevice::Scope scope(*device_);
     if (lane->import_tex) glDeleteTextures(1, &lane->import_tex);
@@ -282,7 +283,7 @@ bool OffloadEngine::transfer_dmabuf(Surface& surface, DmabufBuffer& buffer,
     lane->import_id = lane->import_tex ? image->id() : 0;
     if (!lane->import_tex) {
       log_warn("offload: wl_surface@%u: %s", wl_resource_get_id(surface.resource()), error.c_str());
-      return false;
+      return DmabufTransfer::not_taken;
     }
   }
   if (!lane->from_dmabuf || lane->width != w || lane->height != h ||
@@ -290,7 +291,56 @@ bool OffloadEngine::transfer_dmabuf(Surface& surface, DmabufBuffer& buffer,
     new_geometry(*lane, w, h, buffer.drm_format(), true);
     damage = Region(Rect{0, 0, w, h});
   }
-  return move_frame(surface, *lane, pol, lane->import_tex, damage, buffer.y_inverted(), tex);
+  return move_frame(surface, *lane, pol, lane->import_tex, damage, buffer.y_inverted(), tex)
+             ? DmabufTransfer::moved
+             : DmabufTransfer::not_taken;
+}
+
+bool OffloadEngine::show_in_place(Surface& surface, Lane& lane, const OffloadPolicy& pol,
+                                  DmabufBuffer& buffer, const Region& damage,
+                                  std::unique_ptr<SurfaceTexture>& tex) {
+  const bool manual = pol.manual && *pol.manual != TransferMode::automatic;
+  if (manual && *pol.manual != TransferMode::zero_copy) return false;
+  const Clock::time_point now = Clock::now();
+  transfer::SelectorInputs in =
+      inputs_for(surface, lane, pol, buffer.width(), buffer.height(), damage, now);
+  std::string why;
+  if (manual) {
+    why = "zero-copy: the display device samples the client's buffer";
+  } else {
+    // The display device reads the whole buffer across the link at every frame it shows:
+    // as much as rgb moves, so only where rgb fits with the selector's headroom.
+    const double need = transfer::mode_bytes_per_s(TransferMode::rgb, in);
+    const double headroom = transfer::SelectorConfig{}.headroom;
+    if (options_.link_bytes_per_s > 0 && need > headroom * options_.link_bytes_per_s) return false;
+    char line[160];
+    std::snprintf(line, sizeof line,
+                  "zero-copy: the display device imports the buffer and the link carries its "
+                  "%.1f MB/s (%s)", need / 1e6,
+                  options_.link_bytes_per_s > 0
+                      ? (std::to_string(uint64_t(options_.link_bytes_per_s / 1e6)) + " MB/s").c_str()
+                      : "capacity unknown, treated as plenty");
+    why = line;
+  }
+  const DmabufAttributes& a = buffer.attributes();
+  const std::pair<uint32_t, uint64_t> key{a.format, a.modifier};
+  if (in_place_refused_.count(key)) return false;
+  std::string error;
+  if (!server_.renderer().import_dmabuf(tex, buffer, &error)) {
+    log_info("offload: wl_surface@%u: no zero-copy for %s modifier 0x%llx: the display device "
+             "refuses it (%s); packing it", wl_resource_get_id(surface.resource()),
+             transfer::fourcc_name(a.format).c_str(), static_cast<unsigned long long>(a.modifier),
+             error.c_str());
+    in_place_refused_[key] = error;
+    return false;
+  }
+  const std::string reason = pol.reason + "; " + why;
+  note_mode(surface, lane, buffer.width(), buffer.height(), TransferMode::zero_copy, reason);
+  count_frame(lane, TransferMode::zero_copy, 0, reason, now);
+  lane.carrier = "none";
+  lane.pack_ms = lane.unpack_ms = 0;
+  lane.tiles_primed = false;  // the destination does not hold this frame
+  return true;
 }
 
 void OffloadEngine::new_geometry(Lane& lane, int32_t w, int32_t h, uint32_t fourcc,
@@ -318,34 +368,21 @@ bool OffloadEngine::move_frame(Surface& surface, Lane& lane_ref, const OffloadPo
   std::string error;
   // 2. The mode for this frame.
   const Clock::time_point now = Clock::now();
-  while (!lane->window.empty() && now - lane->window.front().first > std::chrono::seconds(1))
-    lane->window.pop_front();
-  transfer::SelectorInputs in;
-  in.link_bytes_per_s = options_.link_bytes_per_s;
-  in.width = w;
-  in.height = h;
-  in.commit_hz = commit_rate(*lane, now, surface);
-  in.damage_fraction = double(damage.area()) / (double(w) * double(h));
-  in.damage_rects = int32_t(damage.rects().size());
-  in.src_gpu_ms = lane->pack_ms;
-  in.dst_gpu_ms = lane->unpack_ms;
-  in.app_class = transfer::parse_app_class(pol.app_class).value_or(transfer::AppClass::standard);
-  if (pol.manual && *pol.manual != TransferMode::automatic) in.manual = pol.manual;
-  in.tiles_available = device_->egl().caps().compute;
+  const transfer::SelectorInputs in = inputs_for(surface, *lane, pol, w, h, damage, now);
   const transfer::Decision& d = lane->selector.decide(in);
-  TransferMode mode = d.mode == TransferMode::cpu_copy ? TransferMode::rgb : d.mode;
+  // cpu-copy is rgb over the ring; zero-copy of a frame that must be moved, too.
+  TransferMode mode = d.mode == TransferMode::cpu_copy || d.mode == TransferMode::zero_copy
+                          ? TransferMode::rgb
+                          : d.mode;
   std::string reason = pol.reason + "; " + d.reason;
+  if (d.mode == TransferMode::zero_copy)
+    reason += " (this frame is not a dmabuf the display device imports: rgb)";
   if (!lane->has_mode || mode != lane->mode) {
-    TransferMode from = lane->has_mode ? lane->mode : mode;
     if (is_tiles(mode)) {
       lane->source->reset_history();  // the first tiles frame sends every tile
       lane->tiles_primed = false;
     }
-    log_info("offload: wl_surface@%u %dx%d: %s -> %s (%s)", wl_resource_get_id(surface.resource()),
-             w, h, lane->has_mode ? std::string(to_string(from)).c_str() : "new",
-             std::string(to_string(mode)).c_str(), reason.c_str());
-    if (on_mode_change)
-      on_mode_change(surface, lane->has_mode ? std::optional(from) : std::nullopt, mode, reason);
+    note_mode(surface, *lane, w, h, mode, reason);
   }
 
   // 3. Pack on the render device, across the ring, unpack on the display device.
@@ -414,18 +451,10 @@ bool OffloadEngine::move_frame(Surface& surface, Lane& lane_ref, const OffloadPo
     return false;
   }
 
-  lane->has_mode = true;
-  lane->mode = mode;
   lane->tiles_primed = is_tiles(mode);
-  lane->reason = std::move(reason);
-  lane->frames++;
-  lane->bytes_last = bytes;
   lane->pack_ms = ms_between(t0, t1);
   lane->unpack_ms = ms_between(t1, t2);
-  lane->window.emplace_back(now, bytes);
-  ModeTotals& t = totals_[mode];
-  t.frames++;
-  t.bytes += bytes;
+  count_frame(*lane, mode, bytes, std::move(reason), now);
   if (carrier_tex) {
     tex = std::move(carrier_tex);
   } else if (fused) {
@@ -436,6 +465,53 @@ bool OffloadEngine::move_frame(Surface& surface, Lane& lane_ref, const OffloadPo
                            !has_alpha(fourcc), y_inverted);
   }
   return true;
+}
+
+transfer::SelectorInputs OffloadEngine::inputs_for(Surface& surface, Lane& lane,
+                                                  const OffloadPolicy& pol, int32_t w, int32_t h,
+                                                  const Region& damage, Clock::time_point now) {
+  while (!lane.window.empty() && now - lane.window.front().first > std::chrono::seconds(1))
+    lane.window.pop_front();
+  transfer::SelectorInputs in;
+  in.link_bytes_per_s = options_.link_bytes_per_s;
+  in.width = w;
+  in.height = h;
+  in.commit_hz = commit_rate(lane, now, surface);
+  in.damage_fraction = double(damage.area()) / (double(w) * double(h));
+  in.damage_rects = int32_t(damage.rects().size());
+  in.src_gpu_ms = lane.pack_ms;
+  in.dst_gpu_ms = lane.unpack_ms;
+  in.app_class = transfer::parse_app_class(pol.app_class).value_or(transfer::AppClass::standard);
+  if (pol.manual && *pol.manual != TransferMode::automatic) in.manual = pol.manual;
+  in.tiles_available = device_->egl().caps().compute;
+  return in;
+}
+
+void OffloadEngine::note_mode(Surface& surface, Lane& lane, int32_t w, int32_t h,
+                              TransferMode mode, const std::string& reason) {
+  if (lane.has_mode && lane.mode == mode) return;
+  log_info("offload: wl_surface@%u %dx%d: %s -> %s (%s)", wl_resource_get_id(surface.resource()),
+           w, h,
+           lane.has_mode ? std::string(to_string(lane.mode)).c_str() : "new",
+           std::string(to_string(mode)).c_str(), reason.c_str());
+  if (on_mode_change)
+    on_mode_change(surface, lane.has_mode ? std::optional(lane.mode) : std::nullopt, mode, reason);
+  // Booked now: a frame that then fails to cross drops the lane, and with it this mode.
+  lane.has_mode = true;
+  lane.mode = mode;
+}
+
+void OffloadEngine::count_frame(Lane& lane, TransferMode mode, uint64_t bytes, std::string reason,
+                                Clock::time_point now) {
+  lane.has_mode = true;
+  lane.mode = mode;
+  lane.reason = std::move(reason);
+  lane.frames++;
+  lane.bytes_last = bytes;
+  lane.window.emplace_back(now, bytes);
+  ModeTotals& t = totals_[mode];
+  t.frames++;
+  t.bytes += bytes;
 }
 
 bool OffloadEngine::carrier_takes(TransferMode mode) const {

@@ -11,13 +11,15 @@
 // a (format, modifier) the device refused is remembered), or a wl_shm frame is uploaded
 // into a texture there (where a dGPU client's frame would already be). The lane runs
 // synchronously inside the commit, so the frame shown is exactly the one that crossed, and
-// the client's buffer is free again when the commit returns. The dmabuf carrier and the
-// asynchronous, fence-driven pipeline are the next steps (issue 9).
+// the client's buffer is free again when the commit returns; rgb and nv12 frames go in
+// the dmabuf carrier's slots when its start-up test passed. In zero-copy mode a dmabuf the
+// display device imports is not moved at all: it is sampled where it lies.
 //
 // Threading: main thread only (see RenderDevice's scope rule).
 
 #include <GLES3/gl32.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <deque>
@@ -31,6 +33,7 @@
 #include "core/transfer_path.hpp"
 #include "offload/render_device.hpp"
 #include "transfer/mode.hpp"
+#include "transfer/selector.hpp"
 #include "transfer/source_stage.hpp"
 
 namespace ferry {
@@ -70,8 +73,9 @@ class OffloadEngine final : public SurfaceTransferPath {
 
   bool transfer_shm(Surface& surface, ShmBuffer& buffer, const Region& buffer_damage,
                     std::unique_ptr<SurfaceTexture>& tex) override;
-  bool transfer_dmabuf(Surface& surface, DmabufBuffer& buffer, const Region& buffer_damage,
-                       std::unique_ptr<SurfaceTexture>& tex) override;
+  DmabufTransfer transfer_dmabuf(Surface& surface, DmabufBuffer& buffer,
+                                 const Region& buffer_damage,
+                                 std::unique_ptr<SurfaceTexture>& tex) override;
   std::optional<RenderDeviceFormats> dmabuf_device(wl_client* client) const override;
   bool import_dmabuf(DmabufBuffer& buffer, std::string* error) override;
   std::optional<SurfaceTransferInfo> info(const Surface& surface) const override;
@@ -103,6 +107,22 @@ class OffloadEngine final : public SurfaceTransferPath {
   // carry, unpack; 'tex' gets the result. False (lane dropped) when the transfer failed.
   bool move_frame(Surface& surface, Lane& lane, const OffloadPolicy& pol, GLuint frame_texture,
                   const Region& damage, bool y_inverted, std::unique_ptr<SurfaceTexture>& tex);
+  // The selector's inputs for a w x h frame with 'damage' at 'now' (drops commits older
+  // than a second from the lane's window).
+  transfer::SelectorInputs inputs_for(Surface& surface, Lane& lane, const OffloadPolicy& pol,
+                                      int32_t w, int32_t h, const Region& damage,
+                                      std::chrono::steady_clock::time_point now);
+  // Logs a mode change (or the first mode) and tells on_mode_change, before the frame.
+  void note_mode(Surface& surface, Lane& lane, int32_t w, int32_t h, TransferMode mode,
+                 const std::string& reason);
+  // Books a frame that went out in 'mode' with 'bytes' over the link.
+  void count_frame(Lane& lane, TransferMode mode, uint64_t bytes, std::string reason,
+                   std::chrono::steady_clock::time_point now);
+  // Zero-copy: when the policy allows it (rule/override zero-copy, or automatic with a link
+  // that carries the rgb stream with headroom) and the display device imports the buffer,
+  // 'tex' samples it in place and the frame is booked with 0 bytes. False: pack it.
+  bool show_in_place(Surface& surface, Lane& lane, const OffloadPolicy& pol, DmabufBuffer& buffer,
+                     const Region& damage, std::unique_ptr<SurfaceTexture>& tex);
   // Whether the dmabuf carrier takes frames of this mode.
   bool carrier_takes(TransferMode mode) const;
   // Packs the frame into the lane's next carrier slot; 'tex' samples it. False with *error
@@ -119,6 +139,8 @@ class OffloadEngine final : public SurfaceTransferPath {
   std::map<uint32_t, bool> refused_formats_;  // logged once each
   // (format, modifier) pairs the render device refused to import, with its answer.
   std::map<std::pair<uint32_t, uint64_t>, std::string> import_refused_;
+  // (format, modifier) pairs the display device refused for zero-copy (logged once).
+  std::map<std::pair<uint32_t, uint64_t>, std::string> in_place_refused_;
   uint64_t dmabuf_imports_ = 0;  // last DmabufImage id given on the render device
   bool carrier_ok_ = false;
   std::string carrier_note_;

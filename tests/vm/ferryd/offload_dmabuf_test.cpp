@@ -108,12 +108,17 @@ struct ClientRun {
 };
 
 // ferryd on vkms with vgem as render device; a rule for this binary says 'gpu' and, for
-// the discrete GPU, 'transfer'. Shows one vgem dmabuf of kW x kH as a window.
-void run_client(const std::string& dir, const std::string& gpu, const std::string& mode, ClientRun* run) {
+// the discrete GPU, 'transfer'; 'head' goes before it. Shows one vgem dmabuf of kW x kH as
+// a window.
+void run_client(const std::string& dir, const std::string& gpu, const std::string& mode, ClientRun* run,
+                const std::string& head = "") {
   setenv("LIBSEAT_BACKEND", "builtin", 0);
-  std::string cfg = dir + "/ferry-" + gpu + mode + ".toml", wb = dir + "/wb-" + gpu + mode + ".png";
+  static int runs = 0;
+  const std::string tag = gpu + mode + std::to_string(++runs);
+  std::string cfg = dir + "/ferry-" + tag + ".toml", wb = dir + "/wb-" + tag + ".png";
   FILE* f = std::fopen(cfg.c_str(), "w");
   ASSERT_TRUE(f);
+  std::fprintf(f, "%s", head.c_str());
   std::fprintf(f, "[[rule]]\nname = \"guest-dmabuf\"\nexe = \"*/vm-ferryd-offload-dmabuf-test\"\n"
                   "gpu = \"%s\"\n", gpu.c_str());
   if (!mode.empty()) std::fprintf(f, "transfer = \"%s\"\n", mode.c_str());
@@ -166,6 +171,21 @@ void run_client(const std::string& dir, const std::string& gpu, const std::strin
   ASSERT_TRUE(read_png(wb, &run->writeback, &err)) << err << "\n" << run->log;
 }
 
+// One run_client each, traced by name.
+struct RunSpec {
+  const char* name;
+  const char* gpu;
+  const char* mode;
+  ClientRun* run;
+  const char* head = "";
+};
+void run_clients(const std::string& dir, std::initializer_list<RunSpec> specs) {
+  for (const RunSpec& s : specs) {
+    SCOPED_TRACE(s.name);
+    run_client(dir, s.gpu, s.mode, s.run, s.head);
+  }
+}
+
 // Frames and bytes of 'mode' in the --stats line "offload (...): rgb 1 frames 120000 bytes".
 unsigned long long offload_bytes(const std::string& log, const std::string& mode,
                                  unsigned long long* frames) {
@@ -200,18 +220,9 @@ TEST(OffloadDmabuf, VgemBufferCrossesFromTheRenderDeviceAndComesBackBeforeItIsSh
   ASSERT_NE(vgem, 0u) << "no vgem: run inside tests/vm/run-in-vm";
   ASSERT_NE(vkms, 0u);
   ClientRun rgb, nv12, local;
-  {
-    SCOPED_TRACE("rgb");
-    run_client(tmp.path(), "discrete", "rgb", &rgb);
-  }
-  {
-    SCOPED_TRACE("nv12");
-    run_client(tmp.path(), "discrete", "nv12", &nv12);
-  }
-  {
-    SCOPED_TRACE("integrated");
-    run_client(tmp.path(), "integrated", "", &local);
-  }
+  run_clients(tmp.path(), {{"rgb", "discrete", "rgb", &rgb},
+                           {"nv12", "discrete", "nv12", &nv12},
+                           {"integrated", "integrated", "", &local}});
   if (HasFatalFailure()) return;
 
   // Feedback: an offloaded client is steered to the render device, then to the display.
@@ -255,6 +266,52 @@ TEST(OffloadDmabuf, VgemBufferCrossesFromTheRenderDeviceAndComesBackBeforeItIsSh
   EXPECT_GE(nv12.order.released_at, 0);
   EXPECT_LT(nv12.order.released_at, nv12.order.presented_at);
   EXPECT_LT(local.order.released_at, 0) << "a sampled buffer was released while on screen";
+}
+
+// Zero-copy: vkms' EGL imports the vgem buffer, so it is sampled where it lies: nothing
+// crosses (0 bytes in the stats), the writeback is exact, and the buffer stays busy while
+// it is on screen, as a local one does. Taken by rule, and by the automatic choice where
+// the link carries the rgb stream (vgem has no PCIe link: capacity unknown, plenty), not
+// where it does not.
+TEST(OffloadDmabuf, ZeroCopyShowsTheVgemBufferWithNoTransfer) {
+  TempDir tmp;
+  const dev_t vgem = device_of("vgem");
+  ASSERT_NE(vgem, 0u) << "no vgem: run inside tests/vm/run-in-vm";
+  ClientRun rule, automatic, slow;
+  run_clients(tmp.path(), {{"zero-copy rule", "discrete", "zero-copy", &rule},
+                           {"auto, link unknown", "discrete", "", &automatic},
+                           {"auto, 1 MB/s link", "discrete", "", &slow,
+                            "[gpu]\nlink_capacity_mb_per_s = 1\n"}});
+  if (HasFatalFailure()) return;
+  for (const ClientRun* r : {&rule, &automatic}) {
+    EXPECT_EQ(r->feedback.main_device, vgem) << "still steered to the render device";
+    unsigned long long frames = 0;
+    EXPECT_EQ(offload_bytes(r->log, "zero-copy", &frames), 0u) << r->log;
+    EXPECT_GE(frames, 1u) << "no zero-copy frame booked\n" << r->log;
+    for (const char* packed : {"rgb", "nv12", "tiles", "tiles-nv12", "yuv444", "p010"}) {
+      unsigned long long n = 0;
+      offload_bytes(r->log, packed, &n);
+      EXPECT_EQ(n, 0u) << packed << " frames were packed\n" << r->log;
+    }
+    EXPECT_NE(r->log.find("new -> zero-copy"), std::string::npos) << r->log;
+    size_t exact = 0;
+    window_psnr(r->writeback, &exact);
+    EXPECT_EQ(exact, size_t(kW * kH)) << "zero-copy must show the client's pixels exactly";
+    EXPECT_LT(r->order.released_at, 0) << "a sampled buffer was released while on screen";
+  }
+  EXPECT_NE(automatic.log.find("link carries its"), std::string::npos) << automatic.log;
+  // 120 KB a frame at 60 Hz is 7.2 MB/s: a 1 MB/s link packs, in the selector's mode.
+  unsigned long long zc = 0, frames = 0;
+  offload_bytes(slow.log, "zero-copy", &zc);
+  EXPECT_EQ(zc, 0u) << slow.log;
+  size_t at = slow.log.find("new -> ");
+  ASSERT_NE(at, std::string::npos) << slow.log;
+  const std::string picked = slow.log.substr(at + 7, slow.log.find(' ', at + 7) - at - 7);
+  EXPECT_GT(offload_bytes(slow.log, picked, &frames), 0u) << picked << "\n" << slow.log;
+  std::printf("zero-copy: rule %s, automatic %s; 1 MB/s link: %s\n",
+              rule.log.find("new -> zero-copy") != std::string::npos ? "taken" : "not taken",
+              automatic.log.find("new -> zero-copy") != std::string::npos ? "taken" : "not taken",
+              picked.c_str());
 }
 
 }  // namespace
