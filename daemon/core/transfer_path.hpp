@@ -44,6 +44,7 @@ struct RenderDeviceFormats {
 struct SurfaceTransferInfo {
   std::string mode;        // mode of the last frame ("rgb", "nv12", ...)
   std::string carrier;     // "sysmem ring", "dmabuf" or "none" (zero-copy)
+  std::string carrier_reason;  // why that carrier (start-up test, mode, failure)
   std::string source;      // where the frame was: "wl_shm" or "dmabuf on <render device>"
   std::string reason;      // policy reason; the selector's line when automatic
   uint64_t frames = 0;     // frames moved
@@ -85,8 +86,11 @@ class SurfaceTransferPath {
   // Checks a new buffer of such a client on the render device (the import is cached in
   // the buffer). False with *error when the render device refuses it.
   virtual bool import_dmabuf(DmabufBuffer& buffer, std::string* error) = 0;
-  // Null when the surface has never been offloaded.
+  // Null when the surface has never been offloaded, or its frames no longer cross.
   virtual std::optional<SurfaceTransferInfo> info(const Surface& surface) const = 0;
+  // Empty while the render device works; after it was lost, why ("context reset", "every
+  // import failed: ...", ...). Offloaded surfaces are then composed on the display device.
+  virtual std::string device_lost() const = 0;
 };
 
 }  // namespace ferry

@@ -32,6 +32,8 @@ constexpr int kSlots = 3;  // read-back buffers, ring packets and upload buffers
 // Lanes (GL buffers and textures on both devices) alive at once; later surfaces are
 // composed locally, with a warning, until a lane frees up.
 constexpr size_t kMaxLanes = 64;
+// Imports of advertised layouts failing in a row, none succeeding: the device is lost.
+constexpr int kImportsFailingLost = 3;
 
 double ms_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
@@ -88,7 +90,9 @@ struct OffloadEngine::Lane {
   std::unique_ptr<CarrierSlot> slots[kSlots];
   int next_slot = 0, shown_slot = -1;
   std::string carrier = "sysmem ring";  // what carried the last frame
+  std::string carrier_why;              // and why that one
   bool carrier_failed = false;          // a slot could not be made or filled: ring only
+  std::string carrier_error;            // what failed
   transfer::ModeSelector selector;
   bool has_mode = false;
   TransferMode mode = TransferMode::rgb;
@@ -106,20 +110,17 @@ OffloadEngine::OffloadEngine(Server& server, std::unique_ptr<RenderDevice> devic
                              EngineOptions options)
     : server_(server), device_(std::move(device)), options_(options) {
   // The copy-mode ladder: the dmabuf carrier only after a known pattern crossed exactly.
-  if (!options_.dmabuf_carrier) {
-    carrier_note_ = "sysmem ring (dmabuf carrier turned off)";
-  } else if (!device_->gbm()) {
-    carrier_note_ = "sysmem ring (the render device has no GBM device to allocate carriers)";
-  } else if (!server_.egl().caps().dmabuf_import) {
-    carrier_note_ = "sysmem ring (the display device's EGL imports no dmabuf)";
-  } else {
-    std::string why;
-    carrier_ok_ = validate_carrier(*device_, server_.egl(), &why);
-    carrier_note_ = carrier_ok_ ? "dmabuf (rgb and nv12; other modes: sysmem ring)"
-                                : "sysmem ring (dmabuf carrier test failed: " + why + ")";
-  }
+  carrier_ok_ = choose_dmabuf_carrier(*device_, server_.egl(), options_.dmabuf_carrier, &carrier_why_);
+  carrier_note_ = carrier() + " (" + carrier_why_ + ")";
   server_.egl().make_current();
   log_info("offload: carrier: %s", carrier_note_.c_str());
+  if (device_->device() != 0) {
+    std::string why;
+    removal_ = RemovalWatch::create(
+        server_.loop(), device_->device(), [this] { lose_device("udev: the device was removed"); },
+        &why);
+    if (!removal_) log_warn("offload: %s: the render device's removal will not be noticed", why.c_str());
+  }
 }
 
 OffloadEngine::~OffloadEngine() {
@@ -167,7 +168,7 @@ OffloadEngine::Lane* OffloadEngine::lane_for(Surface& surface, std::string* erro
 OffloadEngine::Lane* OffloadEngine::offloaded_lane(Surface& surface, uint32_t fourcc,
                                                    const char* what, OffloadPolicy* pol) {
   *pol = policy ? policy(surface) : OffloadPolicy{};
-  if (!pol->offloaded) {
+  if (!pol->offloaded || !lost_.empty()) {
     drop_lane(surface.id());
     return nullptr;
   }
@@ -237,6 +238,10 @@ bool OffloadEngine::transfer_shm(Surface& surface, ShmBuffer& buffer, const Regi
 }
 
 bool OffloadEngine::import_dmabuf(DmabufBuffer& buffer, std::string* error) {
+  if (!lost_.empty()) {
+    *error = "render device " + device_->name() + " lost (" + lost_ + ")";
+    return false;
+  }
   if (buffer.import_cache(device_.get())) return true;
   const DmabufAttributes& a = buffer.attributes();
   const std::pair<uint32_t, uint64_t> key{a.format, a.modifier};
@@ -252,9 +257,16 @@ bool OffloadEngine::import_dmabuf(DmabufBuffer& buffer, std::string* error) {
   if (!image) {
     *error = "render device " + device_->name() + ": " + *error;
     // Only a refusal of the layout is remembered; a bad fd or size is the buffer's own.
-    if (!device_->dmabuf_formats().has(a.format, a.modifier)) import_refused_[key] = *error;
+    if (!device_->dmabuf_formats().has(a.format, a.modifier)) {
+      import_refused_[key] = *error;
+    } else if (++imports_failing_ >= kImportsFailingLost) {
+      // Layouts it advertises, one buffer after another: the device no longer imports.
+      lose_device("every import failed: " + std::to_string(imports_failing_) +
+                  " in a row of formats it lists, the last: " + *error);
+    }
     return false;
   }
+  imports_failing_ = 0;
   buffer.set_import_cache(device_.get(), std::move(image));
   return true;
 }
@@ -263,6 +275,18 @@ DmabufTransfer OffloadEngine::transfer_dmabuf(Surface& surface, DmabufBuffer& bu
                                               const Region& buffer_damage,
                                               std::unique_ptr<SurfaceTexture>& tex) {
   OffloadPolicy pol;
+  if (!lost_.empty() && lanes_.count(surface.id())) {
+    // The render device is gone and this surface still shows its last frame from it: a
+    // buffer the display device cannot import (one of the render device's own) leaves
+    // that frame on screen until the client reallocates after the feedback.
+    std::string error;
+    if (!server_.renderer().import_dmabuf_image(buffer, &error)) {
+      log_warn("offload: wl_surface@%u: render device lost and the display device refuses "
+               "the new buffer (%s): its last frame stays", wl_resource_get_id(surface.resource()),
+               error.c_str());
+      return DmabufTransfer::moved;
+    }
+  }
   Lane* lane = offloaded_lane(surface, buffer.drm_format(), "dmabuf", &pol);
   if (!lane) return DmabufTransfer::not_taken;
   const int32_t w = buffer.width(), h = buffer.height();
@@ -338,6 +362,7 @@ bool OffloadEngine::show_in_place(Surface& surface, Lane& lane, const OffloadPol
   note_mode(surface, lane, buffer.width(), buffer.height(), TransferMode::zero_copy, reason);
   count_frame(lane, TransferMode::zero_copy, 0, reason, now);
   lane.carrier = "none";
+  lane.carrier_why = "zero-copy: the display device samples the client's buffer";
   lane.pack_ms = lane.unpack_ms = 0;
   lane.tiles_primed = false;  // the destination does not hold this frame
   return true;
@@ -354,7 +379,8 @@ void OffloadEngine::new_geometry(Lane& lane, int32_t w, int32_t h, uint32_t four
 }
 
 std::optional<RenderDeviceFormats> OffloadEngine::dmabuf_device(wl_client* client) const {
-  if (device_->dmabuf_formats().empty() || !client_offloaded || !client_offloaded(client))
+  if (!lost_.empty() || device_->dmabuf_formats().empty() || !client_offloaded ||
+      !client_offloaded(client))
     return std::nullopt;
   return RenderDeviceFormats{device_->device(), device_->dmabuf_formats()};
 }
@@ -366,6 +392,17 @@ bool OffloadEngine::move_frame(Surface& surface, Lane& lane_ref, const OffloadPo
   const int32_t w = lane->width, h = lane->height;
   const uint32_t fourcc = lane->fourcc;
   std::string error;
+  // A lost context packs garbage or nothing: check before using it.
+  std::string reset = device_->reset_status();
+  if (reset.empty() && options_.lose_device_after_frames &&
+      frames_moved_ >= options_.lose_device_after_frames)
+    reset = "context reset (simulated: FERRY_TEST_LOSE_RENDER_DEVICE=" +
+            std::to_string(options_.lose_device_after_frames) + ")";
+  if (!reset.empty()) {
+    lose_device(reset);
+    drop_lane(surface.id());  // the caller composes this frame on the display device
+    return false;
+  }
   // 2. The mode for this frame.
   const Clock::time_point now = Clock::now();
   const transfer::SelectorInputs in = inputs_for(surface, *lane, pol, w, h, damage, now);
@@ -416,6 +453,7 @@ bool OffloadEngine::move_frame(Surface& surface, Lane& lane_ref, const OffloadPo
       log_warn("offload: wl_surface@%u: dmabuf carrier: %s; its frames go through the sysmem "
                "ring", wl_resource_get_id(surface.resource()), error.c_str());
       lane->carrier_failed = true;
+      lane->carrier_error = error;
       error.clear();
     }
     t1 = Clock::now();
@@ -441,6 +479,13 @@ bool OffloadEngine::move_frame(Surface& surface, Lane& lane_ref, const OffloadPo
     bytes = carried ? carried->used : 0;
     if (carried) lane->ring.end_read();
     lane->carrier = "sysmem ring";
+    lane->carrier_why = !carrier_ok_            ? carrier_why_
+                        : lane->carrier_failed ? "the dmabuf carrier failed for this surface: " +
+                                                     lane->carrier_error
+                                               : "the dmabuf carrier does not take " +
+                                                     std::string(to_string(mode)) + " frames";
+  } else {
+    lane->carrier_why = carrier_why_;
   }
   Clock::time_point t2 = Clock::now();
   if (!ok) {
@@ -455,6 +500,7 @@ bool OffloadEngine::move_frame(Surface& surface, Lane& lane_ref, const OffloadPo
   lane->pack_ms = ms_between(t0, t1);
   lane->unpack_ms = ms_between(t1, t2);
   count_frame(*lane, mode, bytes, std::move(reason), now);
+  frames_moved_++;
   if (carrier_tex) {
     tex = std::move(carrier_tex);
   } else if (fused) {
@@ -564,11 +610,12 @@ bool OffloadEngine::carry_dmabuf(Lane& lane, const transfer::SourceFrame& frame,
 
 std::optional<SurfaceTransferInfo> OffloadEngine::info(const Surface& surface) const {
   auto it = lanes_.find(surface.id());
-  if (it == lanes_.end() || !it->second->has_mode) return std::nullopt;
+  if (!lost_.empty() || it == lanes_.end() || !it->second->has_mode) return std::nullopt;
   const Lane& l = *it->second;
   SurfaceTransferInfo i;
   i.mode = std::string(to_string(l.mode));
   i.carrier = l.carrier;
+  i.carrier_reason = l.carrier_why;
   i.source = l.from_dmabuf ? "dmabuf on " + device_->name() : "wl_shm";
   i.reason = l.reason;
   i.frames = l.frames;
@@ -588,6 +635,15 @@ std::optional<SurfaceTransferInfo> OffloadEngine::info(const Surface& surface) c
   return i;
 }
 
+void OffloadEngine::lose_device(const std::string& why) {
+  if (!lost_.empty()) return;
+  lost_ = why;
+  log_error("offload: render device %s lost: %s; offloaded surfaces keep their last frame "
+            "and are composed on the display device from their next frame, their clients "
+            "are steered to the display device", device_->name().c_str(), why.c_str());
+  if (on_device_lost) on_device_lost(why);
+}
+
 void OffloadEngine::print_stats(FILE* out) const {
   std::fprintf(out, "offload (render device %s, carrier %s):", device_->name().c_str(),
                carrier().c_str());
@@ -599,6 +655,7 @@ void OffloadEngine::print_stats(FILE* out) const {
                  static_cast<unsigned long long>(t.bytes));
     first = false;
   }
+  if (!lost_.empty()) std::fprintf(out, "; device lost: %s", lost_.c_str());
   std::fprintf(out, "\n");
 }
 

@@ -31,6 +31,7 @@
 #include <utility>
 
 #include "core/transfer_path.hpp"
+#include "offload/removal_watch.hpp"
 #include "offload/render_device.hpp"
 #include "transfer/mode.hpp"
 #include "transfer/selector.hpp"
@@ -51,6 +52,9 @@ struct EngineOptions {
   // samples (no CPU copy), when the round-trip test at start passes. Off
   // (FERRY_OFFLOAD_CARRIER=ring): the system-memory ring carries every frame.
   bool dmabuf_carrier = true;
+  // Test hook (FERRY_TEST_LOSE_RENDER_DEVICE=N): the render device counts as lost, as on
+  // a context reset, when frame N+1 is about to be packed. 0 = never.
+  uint64_t lose_device_after_frames = 0;
 };
 
 class OffloadEngine final : public SurfaceTransferPath {
@@ -70,6 +74,9 @@ class OffloadEngine final : public SurfaceTransferPath {
   std::function<void(Surface&, std::optional<TransferMode> from, TransferMode to,
                      const std::string& reason)>
       on_mode_change;
+  // Called once when the render device is lost (after which dmabuf_device() answers
+  // nullopt for every client): re-send dmabuf feedback, tell D-Bus.
+  std::function<void(const std::string& why)> on_device_lost;
 
   bool transfer_shm(Surface& surface, ShmBuffer& buffer, const Region& buffer_damage,
                     std::unique_ptr<SurfaceTexture>& tex) override;
@@ -79,6 +86,13 @@ class OffloadEngine final : public SurfaceTransferPath {
   std::optional<RenderDeviceFormats> dmabuf_device(wl_client* client) const override;
   bool import_dmabuf(DmabufBuffer& buffer, std::string* error) override;
   std::optional<SurfaceTransferInfo> info(const Surface& surface) const override;
+  std::string device_lost() const override { return lost_; }
+
+  // The render device is gone: no frame is packed from now on, and offloaded clients are
+  // steered to the display device. Surfaces keep their last frame until they commit
+  // another, which the display device composes (or, when it cannot import that buffer,
+  // the last frame stays). Idempotent.
+  void lose_device(const std::string& why);
 
   RenderDevice& device() { return *device_; }
   // "dmabuf" when the carrier passed its round-trip test, else "sysmem ring"; the note
@@ -143,8 +157,13 @@ class OffloadEngine final : public SurfaceTransferPath {
   std::map<std::pair<uint32_t, uint64_t>, std::string> in_place_refused_;
   uint64_t dmabuf_imports_ = 0;  // last DmabufImage id given on the render device
   bool carrier_ok_ = false;
-  std::string carrier_note_;
+  std::string carrier_why_;   // why that carrier (the start-up test's result)
+  std::string carrier_note_;  // "CARRIER (WHY)"
   bool lanes_full_logged_ = false;
+  std::string lost_;                   // why the render device is lost; empty: working
+  std::unique_ptr<RemovalWatch> removal_;  // udev "remove" of the render device's node
+  uint64_t frames_moved_ = 0;          // frames packed, for the test hook
+  int imports_failing_ = 0;            // render-device imports failed since the last success
 };
 
 }  // namespace ferry::offload

@@ -31,6 +31,25 @@ void show(WlClient& c, Toplevel& top, ShmBuffer* b, uint32_t seed) {
   ASSERT_TRUE(commit_until_presented(c, top.surface, b->buffer, 0, 0, b->width, b->height));
 }
 
+// Captures output 0: how many pixels of the window (in the first cascade slot) differ from
+// the client's XRGB pixels in 'b'; -1 when the capture fails.
+int64_t pixels_not_shown(WlClient& c, const ShmBuffer* b) {
+  Image shot;
+  std::string err;
+  if (!c.capture(0, &shot, &err) || shot.width < 32 + b->width || shot.height < 32 + b->height) {
+    ADD_FAILURE() << "capture: " << err;
+    return -1;
+  }
+  int64_t differ = 0;
+  for (int32_t y = 0; y < b->height; ++y)
+    for (int32_t x = 0; x < b->width; ++x) {
+      uint32_t want = reinterpret_cast<const uint32_t*>(b->data + size_t(y) * size_t(b->stride))[x];
+      const uint8_t* p = shot.pixel(32 + x, 32 + y);
+      differ += p[0] != (want >> 16 & 0xff) || p[1] != (want >> 8 & 0xff) || p[2] != (want & 0xff);
+    }
+  return differ;
+}
+
 // TransferModeChanged signals as a second bus client sees them.
 class ModeSignals {
  public:
@@ -85,6 +104,17 @@ unsigned long long frames_of(const std::string& log, const std::string& mode) {
   return std::strtoull(log.c_str() + at + mode.size() + 2, nullptr, 10);
 }
 
+// ferryd with the surfaceless render device and a rule sending this binary's clients there
+// in rgb; 'env' is added to ferryd's environment.
+bool start_offloaded(Ferryd& f, const TempDir& tmp, const std::vector<std::string>& env = {}) {
+  std::string cfg = tmp.path() + "/ferry.toml";
+  std::ofstream(cfg) << "[[rule]]\nname = \"override-test\"\nexe = \"*/bus-offload-override\"\n"
+                        "gpu = \"discrete\"\ntransfer = \"rgb\"\n";
+  return f.start({"--render-device", "surfaceless", "--config", cfg, "--output", "640x480@60",
+                  "--stats"},
+                 env);
+}
+
 TEST(OffloadOverride, SetModeSwitchesTheNextFrame) {
   test::TestBus bus;
   ASSERT_TRUE(bus.ok()) << bus.error();
@@ -92,12 +122,8 @@ TEST(OffloadOverride, SetModeSwitchesTheNextFrame) {
   ModeSignals signals(bus.address());
   ASSERT_TRUE(signals.ok());
   TempDir tmp;
-  std::string cfg = tmp.path() + "/ferry.toml";
-  std::ofstream(cfg) << "[[rule]]\nname = \"override-test\"\nexe = \"*/bus-offload-override\"\n"
-                        "gpu = \"discrete\"\ntransfer = \"rgb\"\n";
   Ferryd f;
-  ASSERT_TRUE(f.start({"--render-device", "surfaceless", "--config", cfg, "--output",
-                       "640x480@60", "--stats"}));
+  ASSERT_TRUE(start_offloaded(f, tmp));
   std::string err;
   auto c = WlClient::connect(f.socket_path(), &err);
   ASSERT_TRUE(c) << err;
@@ -112,6 +138,14 @@ TEST(OffloadOverride, SetModeSwitchesTheNextFrame) {
   EXPECT_NE(st.out.find("\"TransferMode\":\"rgb\""), std::string::npos) << st.out;
   EXPECT_NE(st.out.find("\"Carrier\":\"sysmem ring\""), std::string::npos) << st.out;
   EXPECT_NE(st.out.find("\"BytesPerFrame\":76800"), std::string::npos) << st.out;
+  // Which carrier and why: surfaceless has no GBM device to allocate dmabuf carriers.
+  EXPECT_NE(st.out.find("\"CarrierReason\":\"the render device has no GBM device to allocate "
+                        "carriers\""), std::string::npos) << st.out;
+  test::ProcessResult text = test::run_process({test::ferryctl_path(), "status"}, env);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("Carriers:\n  "), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find(": sysmem ring: the render device has no GBM device"), std::string::npos)
+      << text.out;
 
   test::ProcessResult set = test::run_process(
       {test::ferryctl_path(), "set-mode", "--app", "org.ferry.OverrideTest", "nv12"}, env);
@@ -147,18 +181,7 @@ TEST(OffloadOverride, SetModeSwitchesTheNextFrame) {
       {test::ferryctl_path(), "set-mode", "--app", "org.ferry.OverrideTest", "rgb"}, env);
   ASSERT_EQ(set.exit_code, 0) << set.err;
   show(*c, top, b, 77);
-  Image shot;
-  ASSERT_TRUE(c->capture(0, &shot, &err)) << err;
-  ASSERT_GE(shot.width, 32 + b->width);
-  ASSERT_GE(shot.height, 32 + b->height);
-  int64_t differ = 0;
-  for (int32_t y = 0; y < b->height; ++y)
-    for (int32_t x = 0; x < b->width; ++x) {
-      uint32_t want = reinterpret_cast<uint32_t*>(b->data + size_t(y) * size_t(b->stride))[x];
-      const uint8_t* p = shot.pixel(32 + x, 32 + y);  // the first window's cascade slot
-      differ += p[0] != (want >> 16 & 0xff) || p[1] != (want >> 8 & 0xff) || p[2] != (want & 0xff);
-    }
-  EXPECT_EQ(differ, 0) << "rgb after the override must be bit-exact";
+  EXPECT_EQ(pixels_not_shown(*c, b), 0) << "rgb after the override must be bit-exact";
   st = test::run_process({test::ferryctl_path(), "--json", "status"}, env);
   ASSERT_EQ(st.exit_code, 0) << st.err;
   EXPECT_NE(st.out.find("\"TransferMode\":\"rgb\""), std::string::npos) << st.out;
@@ -182,6 +205,44 @@ TEST(OffloadOverride, SetModeSwitchesTheNextFrame) {
   EXPECT_EQ(frames_of(log, "rgb"), 4u) << log;
   EXPECT_EQ(frames_of(log, "nv12"), 2u) << "the override applies from the next commit\n" << log;
   EXPECT_EQ(frames_of(log, "tiles"), 1u) << log;
+  unsetenv("DBUS_SESSION_BUS_ADDRESS");
+}
+
+// Render device loss, simulated by the test hook FERRY_TEST_LOSE_RENDER_DEVICE=2: ferryd
+// treats the render device's context as reset when the third frame is about to be packed
+// (the same path a GL_KHR_robustness reset status takes). The display keeps running: that
+// frame and the next are composed on the display device, exactly; the log says so, and
+// ferryctl shows the surface as local with the loss in its reason.
+TEST(OffloadOverride, RenderDeviceLossLeavesTheSurfaceOnTheDisplayDevice) {
+  test::TestBus bus;
+  ASSERT_TRUE(bus.ok()) << bus.error();
+  setenv("DBUS_SESSION_BUS_ADDRESS", bus.address().c_str(), 1);
+  TempDir tmp;
+  Ferryd f;
+  ASSERT_TRUE(start_offloaded(f, tmp, {"FERRY_TEST_LOSE_RENDER_DEVICE=2"}));
+  std::string err;
+  auto c = WlClient::connect(f.socket_path(), &err);
+  ASSERT_TRUE(c) << err;
+  Toplevel top = c->create_toplevel();
+  ShmBuffer* b = c->create_buffer(160, 120, WL_SHM_FORMAT_XRGB8888, 0);
+  for (uint32_t i = 0; i < 2; ++i) show(*c, top, b, i);
+  EXPECT_EQ(pixels_not_shown(*c, b), 0);
+  for (uint32_t i = 2; i < 4; ++i) show(*c, top, b, 40 * i);
+  EXPECT_EQ(pixels_not_shown(*c, b), 0) << "the display device must show the frames after the loss";
+
+  std::map<std::string, std::string> env = {{"DBUS_SESSION_BUS_ADDRESS", bus.address()}};
+  test::ProcessResult st = test::run_process({test::ferryctl_path(), "--json", "status"}, env);
+  ASSERT_EQ(st.exit_code, 0) << st.err << f.log();
+  EXPECT_NE(st.out.find("\"TransferMode\":\"local\""), std::string::npos) << st.out;
+  EXPECT_NE(st.out.find("render device lost (context reset (simulated"), std::string::npos)
+      << st.out;
+  c.reset();
+  ASSERT_EQ(f.stop(), 0) << f.log();
+  const std::string log = f.log();
+  EXPECT_EQ(frames_of(log, "rgb"), 2u) << log;
+  EXPECT_NE(log.find("offload: render device surfaceless lost: context reset (simulated"),
+            std::string::npos) << log;
+  EXPECT_NE(log.find("; device lost: context reset"), std::string::npos) << log;
   unsetenv("DBUS_SESSION_BUS_ADDRESS");
 }
 
