@@ -60,7 +60,8 @@ struct SurfaceInfo {
   std::string reason;        // why the last decision was taken (one line, for people)
   double mb_per_s = 0;       // live transfer rate, MB/s (10^6 bytes)
   double fps = 0;            // live committed frames per second
-  std::string carrier;       // "sysmem ring" or "dmabuf"; empty for local surfaces
+  std::string carrier;       // "sysmem ring", "dmabuf" or "none"; empty for local surfaces
+  std::string carrier_reason;  // why that carrier; empty for local surfaces
   std::string source;        // "wl_shm" or "dmabuf on <render device>"; empty for local ones
   uint64_t bytes_per_frame = 0;  // payload bytes of the last frame that crossed
   double pack_ms = 0;        // source stage of that frame

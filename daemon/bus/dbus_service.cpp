@@ -187,6 +187,10 @@ const sd_bus_vtable ferry_vtable[] = {
                                      SD_BUS_PARAM(reason) SD_BUS_PARAM(title),
                              0),
     SD_BUS_SIGNAL_WITH_NAMES("SurfaceRemoved", "u", SD_BUS_PARAM(id), 0),
+    SD_BUS_SIGNAL_WITH_NAMES("TransferModeChanged", "usss",
+                             SD_BUS_PARAM(id) SD_BUS_PARAM(from) SD_BUS_PARAM(to)
+                                 SD_BUS_PARAM(reason),
+                             0),
     SD_BUS_VTABLE_END,
 };
 
@@ -306,6 +310,12 @@ void DbusService::changed(uint32_t what) {
   pending_ |= what;
   if (now_ns() >= last_emit_ns_ + options_.min_emit_interval_ns) emit_pending();
   wake();
+}
+
+void DbusService::transfer_mode_changed(uint32_t surface_id, const std::string& from,
+                                        const std::string& to, const std::string& reason) {
+  emit_signal("TransferModeChanged", "usss", surface_id, from.c_str(), to.c_str(), reason.c_str());
+  changed(change_surfaces);  // wakes the loop, which flushes the queued signal
 }
 
 void DbusService::config_reloaded(const ActionResult& result) {

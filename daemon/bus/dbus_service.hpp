@@ -67,6 +67,11 @@ class DbusService {
 
   // The compositor says what changed; emissions are coalesced and rate-limited.
   void changed(uint32_t what);
+  // The transfer engine moved a surface to another mode ('from' empty: its first frame):
+  // emits TransferModeChanged at once (one signal per change, not rate-limited) and queues
+  // the surface diff.
+  void transfer_mode_changed(uint32_t surface_id, const std::string& from, const std::string& to,
+                             const std::string& reason);
   // A reload the bus did not trigger (SIGHUP, inotify): emits ConfigReloaded.
   void config_reloaded(const ActionResult& result);
   // Called after changed()/config_reloaded() when events() or timeout_usec() may differ.

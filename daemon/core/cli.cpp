@@ -31,6 +31,7 @@
 #include "core/seat.hpp"
 #include "core/surface.hpp"
 #include "gpu/doctor.hpp"
+#include "offload/doctor.hpp"
 #include "gpu/gpu.hpp"
 #include "protocol/linux_dmabuf.hpp"
 #include "render/egl_context.hpp"
@@ -344,25 +345,16 @@ std::unique_ptr<offload::OffloadEngine> start_offload(Server& server, ServerCont
                                                       const std::vector<gpu::Gpu>& gpus,
                                                       const std::string& cli_device) {
   const config::Config& cfg = watcher.current();
-  std::string spec = cli_device.empty() ? cfg.render_device : cli_device;
-  std::string why = cli_device.empty() ? "[gpu] render_device" : "--render-device";
-  if (spec.empty()) {
-    const gpu::Gpu* r = gpu::find_role(gpus, gpu::Role::render);
-    if (!r || r->role == gpu::Role::display_and_render) {
-      log_info("offload: no render device besides the display device; every surface is local");
-      return nullptr;
-    }
-    spec = r->render_node.empty() ? r->card_node : r->render_node;
-    why = "the second GPU found";
-  } else if (spec != "surfaceless" && spec[0] != '/') {
-    std::string name = spec;
-    for (const gpu::Gpu& g : gpus)
-      if (gpu::matches(g, name)) spec = g.render_node.empty() ? g.card_node : g.render_node;
-    if (spec[0] != '/') {
-      log_warn("offload: render device '%s' (%s) names no DRM device; every surface is local",
-               name.c_str(), why.c_str());
-      return nullptr;
-    }
+  const std::string& configured = cli_device.empty() ? cfg.render_device : cli_device;
+  std::string spec, why;
+  if (!offload::find_render_device(configured,
+                                   cli_device.empty() ? "[gpu] render_device" : "--render-device",
+                                   gpus, &spec, &why)) {
+    if (configured.empty())
+      log_info("offload: %s; every surface is local", why.c_str());
+    else
+      log_warn("offload: %s; every surface is local", why.c_str());
+    return nullptr;
   }
   std::string error;
   auto device = offload::RenderDevice::open(spec, server.egl(), &error);
@@ -380,6 +372,8 @@ std::unique_ptr<offload::OffloadEngine> start_offload(Server& server, ServerCont
   if (const char* u = std::getenv("FERRY_OFFLOAD_UNFUSED"); u && *u == '1') opts.fused_unpack = false;
   if (const char* c = std::getenv("FERRY_OFFLOAD_CARRIER"); c && std::strcmp(c, "ring") == 0)
     opts.dmabuf_carrier = false;
+  if (const char* n = std::getenv("FERRY_TEST_LOSE_RENDER_DEVICE"))
+    opts.lose_device_after_frames = std::strtoull(n, nullptr, 10);
   if (opts.link_bytes_per_s == 0)
     if (const gpu::Gpu* r = gpu::find_role(gpus, gpu::Role::render))
       opts.link_bytes_per_s = double(r->link.cur_bytes_per_s());
@@ -404,6 +398,7 @@ int run_daemon(const CliOptions& cli) {
     opts.display_device = cli.display_device;
     int status = gpu::run_doctor(opts, stdout);
     xwayland::print_doctor(stdout);
+    offload::print_doctor(cli.render_device, cli.display_device, stdout);
     return status;
   }
   ensure_runtime_dir();
@@ -550,10 +545,21 @@ int run_daemon(const CliOptions& cli) {
   std::optional<bus::BusEventSource> bus_src;
   if (service)
     bus_src.emplace(server.loop(), *service);
+  if (offload) {
+    // Its clients hear of the display device only from now on (dmabuf_device answers
+    // nullopt), and ferryctl shows the loss in every offloaded surface's reason.
+    offload->on_device_lost = [&server, svc = service.get()](const std::string&) {
+      wl_client* client = nullptr;
+      wl_client_for_each(client, wl_display_get_client_list(server.display()))
+        linux_dmabuf_client_feedback_changed(server, client);
+      if (svc) svc->changed(bus::DbusService::change_surfaces | bus::DbusService::change_gpus);
+    };
+  }
   if (offload && service)
-    offload->on_mode_change = [svc = service.get()](Surface&, TransferMode, TransferMode,
-                                                   const std::string&) {
-      svc->changed(bus::DbusService::change_surfaces);
+    offload->on_mode_change = [svc = service.get()](Surface& s, std::optional<TransferMode> from,
+                                                   TransferMode to, const std::string& why) {
+      svc->transfer_mode_changed(uint32_t(s.id()), from ? std::string(to_string(*from)) : "",
+                                 std::string(to_string(to)), why);
     };
   else
     log_notice("D-Bus control API unavailable: %s (ferryctl will not reach this ferryd)",
@@ -655,7 +661,10 @@ int run_daemon(const CliOptions& cli) {
   for (auto* s : sources) wl_event_source_remove(s);
   wl_event_source_remove(hup_src);
   if (inotify_src) wl_event_source_remove(inotify_src);
-  if (offload) offload->on_mode_change = nullptr;
+  if (offload) {
+    offload->on_mode_change = nullptr;
+    offload->on_device_lost = nullptr;
+  }
   bus_src.reset();
   service.reset();
   server.set_transfer_path(nullptr);

@@ -188,6 +188,7 @@ std::vector<bus::SurfaceInfo> ServerControl::surfaces() const {
       i.gpu = "render device";
       i.transfer_mode = ti->mode;
       i.carrier = ti->carrier;
+      i.carrier_reason = ti->carrier_reason;
       i.source = ti->source;
       i.reason = ti->reason;
       i.mb_per_s = ti->mb_per_s;
@@ -200,7 +201,11 @@ std::vector<bus::SurfaceInfo> ServerControl::surfaces() const {
       i.gpu = "";
       i.transfer_mode = "local";
       OffloadPolicy pol = offload_policy(*s);
-      if (pol.offloaded)
+      const std::string lost = path ? path->device_lost() : "";
+      if (pol.offloaded && !lost.empty())
+        i.reason = pol.reason + "; render device lost (" + lost +
+                   "): composed on the display device";
+      else if (pol.offloaded)
         i.reason = pol.reason + "; no frame has crossed yet";
       else if (!path)
         i.reason = "no render device: every surface is composed on the display GPU";
@@ -286,7 +291,7 @@ bus::ActionResult ServerControl::set_transfer_mode(const bus::ModeTarget& target
   if (!valid_mode(mode))
     return bus::ActionResult::error(Code::invalid_argument,
                                     "unknown transfer mode '" + std::string(mode) +
-                                        "' (auto, rgb, nv12, yuv444, tiles, cpu-copy)");
+                                        "' (" + transfer_mode_names() + ")");
   if (target.kind == bus::ModeTarget::Kind::app) {
     app_overrides_[target.app_id] = std::string(mode);
     return bus::ActionResult::success();

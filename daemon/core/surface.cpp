@@ -218,12 +218,14 @@ void Surface::apply_state(SurfaceState& p) {
     SurfaceTransferPath* path = server_.transfer_path();
     Region damage = p.buffer_damage;
     if (!p.surface_damage.empty()) damage = Region(Rect{0, 0, dmabuf->width(), dmabuf->height()});
-    if (path && path->transfer_dmabuf(*this, *dmabuf, damage, texture_)) {
+    DmabufTransfer moved =
+        path ? path->transfer_dmabuf(*this, *dmabuf, damage, texture_) : DmabufTransfer::not_taken;
+    if (moved == DmabufTransfer::moved) {
       // An offloaded client's frame crossed from the render device and the pack has read
       // it: the buffer goes back to the client now, as an shm buffer does.
       buffer_.reset();
       buffer_ = BufferRef();
-    } else {
+    } else if (moved == DmabufTransfer::not_taken) {
       // Sampled in place (no copy): buffer_ stays referenced while it is current, so the
       // release goes out once it is replaced and no frame uses it any more.
       std::string error;

@@ -171,4 +171,28 @@ bool validate_carrier(RenderDevice& device, EglContext& display, std::string* wh
   return true;
 }
 
+bool choose_dmabuf_carrier(RenderDevice& device, EglContext& display, bool wanted,
+                           std::string* why) {
+  if (!wanted) {
+    *why = "the dmabuf carrier is turned off (FERRY_OFFLOAD_CARRIER=ring)";
+    return false;
+  }
+  if (!device.gbm()) {
+    *why = "the render device has no GBM device to allocate carriers";
+    return false;
+  }
+  if (!display.caps().dmabuf_import) {
+    *why = "the display device's EGL imports no dmabuf";
+    return false;
+  }
+  std::string failed;
+  if (!validate_carrier(device, display, &failed)) {
+    *why = "the dmabuf carrier test failed: " + failed;
+    return false;
+  }
+  *why = "validated at start: rgb, R8 and GR88 planes crossed exactly; rgb and nv12 use it, "
+         "other modes the sysmem ring";
+  return true;
+}
+
 }  // namespace ferry::offload

@@ -82,4 +82,10 @@ class CarrierSlot {
 // byte for byte. True when every plane format round-trips; else false with *why.
 bool validate_carrier(RenderDevice& device, EglContext& display, std::string* why);
 
+// The copy-mode ladder's decision: the dmabuf carrier when 'wanted', the render device can
+// allocate carriers, the display device imports dmabufs and validate_carrier() passes.
+// *why says why (the test's result or what is missing), for logs, ferryctl and --doctor.
+bool choose_dmabuf_carrier(RenderDevice& device, EglContext& display, bool wanted,
+                           std::string* why);
+
 }  // namespace ferry::offload

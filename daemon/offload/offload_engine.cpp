@@ -32,6 +32,8 @@ constexpr int kSlots = 3;  // read-back buffers, ring packets and upload buffers
 // Lanes (GL buffers and textures on both devices) alive at once; later surfaces are
 // composed locally, with a warning, until a lane frees up.
 constexpr size_t kMaxLanes = 64;
+// Imports of advertised layouts failing in a row, none succeeding: the device is lost.
+constexpr int kImportsFailingLost = 3;
 
 double ms_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
@@ -88,7 +90,9 @@ struct OffloadEngine::Lane {
   std::unique_ptr<CarrierSlot> slots[kSlots];
   int next_slot = 0, shown_slot = -1;
   std::string carrier = "sysmem ring";  // what carried the last frame
+  std::string carrier_why;              // and why that one
   bool carrier_failed = false;          // a slot could not be made or filled: ring only
+  std::string carrier_error;            // what failed
   transfer::ModeSelector selector;
   bool has_mode = false;
   TransferMode mode = TransferMode::rgb;
@@ -106,20 +110,17 @@ OffloadEngine::OffloadEngine(Server& server, std::unique_ptr<RenderDevice> devic
                              EngineOptions options)
     : server_(server), device_(std::move(device)), options_(options) {
   // The copy-mode ladder: the dmabuf carrier only after a known pattern crossed exactly.
-  if (!options_.dmabuf_carrier) {
-    carrier_note_ = "sysmem ring (dmabuf carrier turned off)";
-  } else if (!device_->gbm()) {
-    carrier_note_ = "sysmem ring (the render device has no GBM device to allocate carriers)";
-  } else if (!server_.egl().caps().dmabuf_import) {
-    carrier_note_ = "sysmem ring (the display device's EGL imports no dmabuf)";
-  } else {
-    std::string why;
-    carrier_ok_ = validate_carrier(*device_, server_.egl(), &why);
-    carrier_note_ = carrier_ok_ ? "dmabuf (rgb and nv12; other modes: sysmem ring)"
-                                : "sysmem ring (dmabuf carrier test failed: " + why + ")";
-  }
+  carrier_ok_ = choose_dmabuf_carrier(*device_, server_.egl(), options_.dmabuf_carrier, &carrier_why_);
+  carrier_note_ = carrier() + " (" + carrier_why_ + ")";
   server_.egl().make_current();
   log_info("offload: carrier: %s", carrier_note_.c_str());
+  if (device_->device() != 0) {
+    std::string why;
+    removal_ = RemovalWatch::create(
+        server_.loop(), device_->device(), [this] { lose_device("udev: the device was removed"); },
+        &why);
+    if (!removal_) log_warn("offload: %s: the render device's removal will not be noticed", why.c_str());
+  }
 }
 
 OffloadEngine::~OffloadEngine() {
@@ -167,7 +168,7 @@ OffloadEngine::Lane* OffloadEngine::lane_for(Surface& surface, std::string* erro
 OffloadEngine::Lane* OffloadEngine::offloaded_lane(Surface& surface, uint32_t fourcc,
                                                    const char* what, OffloadPolicy* pol) {
   *pol = policy ? policy(surface) : OffloadPolicy{};
-  if (!pol->offloaded) {
+  if (!pol->offloaded || !lost_.empty()) {
     drop_lane(surface.id());
     return nullptr;
   }
@@ -237,6 +238,10 @@ bool OffloadEngine::transfer_shm(Surface& surface, ShmBuffer& buffer, const Regi
 }
 
 bool OffloadEngine::import_dmabuf(DmabufBuffer& buffer, std::string* error) {
+  if (!lost_.empty()) {
+    *error = "render device " + device_->name() + " lost (" + lost_ + ")";
+    return false;
+  }
   if (buffer.import_cache(device_.get())) return true;
   const DmabufAttributes& a = buffer.attributes();
   const std::pair<uint32_t, uint64_t> key{a.format, a.modifier};
@@ -252,29 +257,49 @@ bool OffloadEngine::import_dmabuf(DmabufBuffer& buffer, std::string* error) {
   if (!image) {
     *error = "render device " + device_->name() + ": " + *error;
     // Only a refusal of the layout is remembered; a bad fd or size is the buffer's own.
-    if (!device_->dmabuf_formats().has(a.format, a.modifier)) import_refused_[key] = *error;
+    if (!device_->dmabuf_formats().has(a.format, a.modifier)) {
+      import_refused_[key] = *error;
+    } else if (++imports_failing_ >= kImportsFailingLost) {
+      // Layouts it advertises, one buffer after another: the device no longer imports.
+      lose_device("every import failed: " + std::to_string(imports_failing_) +
+                  " in a row of formats it lists, the last: " + *error);
+    }
     return false;
   }
+  imports_failing_ = 0;
   buffer.set_import_cache(device_.get(), std::move(image));
   return true;
 }
 
-bool OffloadEngine::transfer_dmabuf(Surface& surface, DmabufBuffer& buffer,
-                                    const Region& buffer_damage,
-                                    std::unique_ptr<SurfaceTexture>& tex) {
+DmabufTransfer OffloadEngine::transfer_dmabuf(Surface& surface, DmabufBuffer& buffer,
+                                              const Region& buffer_damage,
+                                              std::unique_ptr<SurfaceTexture>& tex) {
   OffloadPolicy pol;
+  if (!lost_.empty() && lanes_.count(surface.id())) {
+    // The render device is gone and this surface still shows its last frame from it: a
+    // buffer the display device cannot import (one of the render device's own) leaves
+    // that frame on screen until the client reallocates after the feedback.
+    std::string error;
+    if (!server_.renderer().import_dmabuf_image(buffer, &error)) {
+      log_warn("offload: wl_surface@%u: render device lost and the display device refuses "
+               "the new buffer (%s): its last frame stays", wl_resource_get_id(surface.resource()),
+               error.c_str());
+      return DmabufTransfer::moved;
+    }
+  }
   Lane* lane = offloaded_lane(surface, buffer.drm_format(), "dmabuf", &pol);
-  if (!lane) return false;
+  if (!lane) return DmabufTransfer::not_taken;
+  const int32_t w = buffer.width(), h = buffer.height();
+  Region damage = buffer_damage;
+  damage.intersect(Rect{0, 0, w, h});
+  if (show_in_place(surface, *lane, pol, buffer, damage, tex)) return DmabufTransfer::in_place;
   std::string error;
   if (!import_dmabuf(buffer, &error)) {
     log_warn("offload: wl_surface@%u: %s; composing it on the display device",
              wl_resource_get_id(surface.resource()), error.c_str());
-    return false;
+    return DmabufTransfer::not_taken;
   }
   auto* image = static_cast<DmabufImage*>(buffer.import_cache(device_.get()));
-  const int32_t w = buffer.width(), h = buffer.height();
-  Region damage = buffer_damage;
-  damage.intersect(Rect{0, 0, w, h});
   if (!lane->import_tex || lane->import_id != image->id()) {
     RenderDevice::Scope scope(*device_);
     if (lane->import_tex) glDeleteTextures(1, &lane->import_tex);
@@ -282,7 +307,7 @@ bool OffloadEngine::transfer_dmabuf(Surface& surface, DmabufBuffer& buffer,
     lane->import_id = lane->import_tex ? image->id() : 0;
     if (!lane->import_tex) {
       log_warn("offload: wl_surface@%u: %s", wl_resource_get_id(surface.resource()), error.c_str());
-      return false;
+      return DmabufTransfer::not_taken;
     }
   }
   if (!lane->from_dmabuf || lane->width != w || lane->height != h ||
@@ -290,7 +315,57 @@ bool OffloadEngine::transfer_dmabuf(Surface& surface, DmabufBuffer& buffer,
     new_geometry(*lane, w, h, buffer.drm_format(), true);
     damage = Region(Rect{0, 0, w, h});
   }
-  return move_frame(surface, *lane, pol, lane->import_tex, damage, buffer.y_inverted(), tex);
+  return move_frame(surface, *lane, pol, lane->import_tex, damage, buffer.y_inverted(), tex)
+             ? DmabufTransfer::moved
+             : DmabufTransfer::not_taken;
+}
+
+bool OffloadEngine::show_in_place(Surface& surface, Lane& lane, const OffloadPolicy& pol,
+                                  DmabufBuffer& buffer, const Region& damage,
+                                  std::unique_ptr<SurfaceTexture>& tex) {
+  const bool manual = pol.manual && *pol.manual != TransferMode::automatic;
+  if (manual && *pol.manual != TransferMode::zero_copy) return false;
+  const Clock::time_point now = Clock::now();
+  transfer::SelectorInputs in =
+      inputs_for(surface, lane, pol, buffer.width(), buffer.height(), damage, now);
+  std::string why;
+  if (manual) {
+    why = "zero-copy: the display device samples the client's buffer";
+  } else {
+    // The display device reads the whole buffer across the link at every frame it shows:
+    // as much as rgb moves, so only where rgb fits with the selector's headroom.
+    const double need = transfer::mode_bytes_per_s(TransferMode::rgb, in);
+    const double headroom = transfer::SelectorConfig{}.headroom;
+    if (options_.link_bytes_per_s > 0 && need > headroom * options_.link_bytes_per_s) return false;
+    char line[160];
+    std::snprintf(line, sizeof line,
+                  "zero-copy: the display device imports the buffer and the link carries its "
+                  "%.1f MB/s (%s)", need / 1e6,
+                  options_.link_bytes_per_s > 0
+                      ? (std::to_string(uint64_t(options_.link_bytes_per_s / 1e6)) + " MB/s").c_str()
+                      : "capacity unknown, treated as plenty");
+    why = line;
+  }
+  const DmabufAttributes& a = buffer.attributes();
+  const std::pair<uint32_t, uint64_t> key{a.format, a.modifier};
+  if (in_place_refused_.count(key)) return false;
+  std::string error;
+  if (!server_.renderer().import_dmabuf(tex, buffer, &error)) {
+    log_info("offload: wl_surface@%u: no zero-copy for %s modifier 0x%llx: the display device "
+             "refuses it (%s); packing it", wl_resource_get_id(surface.resource()),
+             transfer::fourcc_name(a.format).c_str(), static_cast<unsigned long long>(a.modifier),
+             error.c_str());
+    in_place_refused_[key] = error;
+    return false;
+  }
+  const std::string reason = pol.reason + "; " + why;
+  note_mode(surface, lane, buffer.width(), buffer.height(), TransferMode::zero_copy, reason);
+  count_frame(lane, TransferMode::zero_copy, 0, reason, now);
+  lane.carrier = "none";
+  lane.carrier_why = "zero-copy: the display device samples the client's buffer";
+  lane.pack_ms = lane.unpack_ms = 0;
+  lane.tiles_primed = false;  // the destination does not hold this frame
+  return true;
 }
 
 void OffloadEngine::new_geometry(Lane& lane, int32_t w, int32_t h, uint32_t fourcc,
@@ -304,7 +379,8 @@ void OffloadEngine::new_geometry(Lane& lane, int32_t w, int32_t h, uint32_t four
 }
 
 std::optional<RenderDeviceFormats> OffloadEngine::dmabuf_device(wl_client* client) const {
-  if (device_->dmabuf_formats().empty() || !client_offloaded || !client_offloaded(client))
+  if (!lost_.empty() || device_->dmabuf_formats().empty() || !client_offloaded ||
+      !client_offloaded(client))
     return std::nullopt;
   return RenderDeviceFormats{device_->device(), device_->dmabuf_formats()};
 }
@@ -316,35 +392,34 @@ bool OffloadEngine::move_frame(Surface& surface, Lane& lane_ref, const OffloadPo
   const int32_t w = lane->width, h = lane->height;
   const uint32_t fourcc = lane->fourcc;
   std::string error;
+  // A lost context packs garbage or nothing: check before using it.
+  std::string reset = device_->reset_status();
+  if (reset.empty() && options_.lose_device_after_frames &&
+      frames_moved_ >= options_.lose_device_after_frames)
+    reset = "context reset (simulated: FERRY_TEST_LOSE_RENDER_DEVICE=" +
+            std::to_string(options_.lose_device_after_frames) + ")";
+  if (!reset.empty()) {
+    lose_device(reset);
+    drop_lane(surface.id());  // the caller composes this frame on the display device
+    return false;
+  }
   // 2. The mode for this frame.
   const Clock::time_point now = Clock::now();
-  while (!lane->window.empty() && now - lane->window.front().first > std::chrono::seconds(1))
-    lane->window.pop_front();
-  transfer::SelectorInputs in;
-  in.link_bytes_per_s = options_.link_bytes_per_s;
-  in.width = w;
-  in.height = h;
-  in.commit_hz = commit_rate(*lane, now, surface);
-  in.damage_fraction = double(damage.area()) / (double(w) * double(h));
-  in.damage_rects = int32_t(damage.rects().size());
-  in.src_gpu_ms = lane->pack_ms;
-  in.dst_gpu_ms = lane->unpack_ms;
-  in.app_class = transfer::parse_app_class(pol.app_class).value_or(transfer::AppClass::standard);
-  if (pol.manual && *pol.manual != TransferMode::automatic) in.manual = pol.manual;
-  in.tiles_available = device_->egl().caps().compute;
+  const transfer::SelectorInputs in = inputs_for(surface, *lane, pol, w, h, damage, now);
   const transfer::Decision& d = lane->selector.decide(in);
-  TransferMode mode = d.mode == TransferMode::cpu_copy ? TransferMode::rgb : d.mode;
+  // cpu-copy is rgb over the ring; zero-copy of a frame that must be moved, too.
+  TransferMode mode = d.mode == TransferMode::cpu_copy || d.mode == TransferMode::zero_copy
+                          ? TransferMode::rgb
+                          : d.mode;
   std::string reason = pol.reason + "; " + d.reason;
+  if (d.mode == TransferMode::zero_copy)
+    reason += " (this frame is not a dmabuf the display device imports: rgb)";
   if (!lane->has_mode || mode != lane->mode) {
-    TransferMode from = lane->has_mode ? lane->mode : mode;
     if (is_tiles(mode)) {
       lane->source->reset_history();  // the first tiles frame sends every tile
       lane->tiles_primed = false;
     }
-    log_info("offload: wl_surface@%u %dx%d: %s -> %s (%s)", wl_resource_get_id(surface.resource()),
-             w, h, lane->has_mode ? std::string(to_string(from)).c_str() : "new",
-             std::string(to_string(mode)).c_str(), reason.c_str());
-    if (on_mode_change) on_mode_change(surface, from, mode, reason);
+    note_mode(surface, *lane, w, h, mode, reason);
   }
 
   // 3. Pack on the render device, across the ring, unpack on the display device.
@@ -378,6 +453,7 @@ bool OffloadEngine::move_frame(Surface& surface, Lane& lane_ref, const OffloadPo
       log_warn("offload: wl_surface@%u: dmabuf carrier: %s; its frames go through the sysmem "
                "ring", wl_resource_get_id(surface.resource()), error.c_str());
       lane->carrier_failed = true;
+      lane->carrier_error = error;
       error.clear();
     }
     t1 = Clock::now();
@@ -403,6 +479,13 @@ bool OffloadEngine::move_frame(Surface& surface, Lane& lane_ref, const OffloadPo
     bytes = carried ? carried->used : 0;
     if (carried) lane->ring.end_read();
     lane->carrier = "sysmem ring";
+    lane->carrier_why = !carrier_ok_            ? carrier_why_
+                        : lane->carrier_failed ? "the dmabuf carrier failed for this surface: " +
+                                                     lane->carrier_error
+                                               : "the dmabuf carrier does not take " +
+                                                     std::string(to_string(mode)) + " frames";
+  } else {
+    lane->carrier_why = carrier_why_;
   }
   Clock::time_point t2 = Clock::now();
   if (!ok) {
@@ -413,18 +496,11 @@ bool OffloadEngine::move_frame(Surface& surface, Lane& lane_ref, const OffloadPo
     return false;
   }
 
-  lane->has_mode = true;
-  lane->mode = mode;
   lane->tiles_primed = is_tiles(mode);
-  lane->reason = std::move(reason);
-  lane->frames++;
-  lane->bytes_last = bytes;
   lane->pack_ms = ms_between(t0, t1);
   lane->unpack_ms = ms_between(t1, t2);
-  lane->window.emplace_back(now, bytes);
-  ModeTotals& t = totals_[mode];
-  t.frames++;
-  t.bytes += bytes;
+  count_frame(*lane, mode, bytes, std::move(reason), now);
+  frames_moved_++;
   if (carrier_tex) {
     tex = std::move(carrier_tex);
   } else if (fused) {
@@ -435,6 +511,53 @@ bool OffloadEngine::move_frame(Surface& surface, Lane& lane_ref, const OffloadPo
                            !has_alpha(fourcc), y_inverted);
   }
   return true;
+}
+
+transfer::SelectorInputs OffloadEngine::inputs_for(Surface& surface, Lane& lane,
+                                                  const OffloadPolicy& pol, int32_t w, int32_t h,
+                                                  const Region& damage, Clock::time_point now) {
+  while (!lane.window.empty() && now - lane.window.front().first > std::chrono::seconds(1))
+    lane.window.pop_front();
+  transfer::SelectorInputs in;
+  in.link_bytes_per_s = options_.link_bytes_per_s;
+  in.width = w;
+  in.height = h;
+  in.commit_hz = commit_rate(lane, now, surface);
+  in.damage_fraction = double(damage.area()) / (double(w) * double(h));
+  in.damage_rects = int32_t(damage.rects().size());
+  in.src_gpu_ms = lane.pack_ms;
+  in.dst_gpu_ms = lane.unpack_ms;
+  in.app_class = transfer::parse_app_class(pol.app_class).value_or(transfer::AppClass::standard);
+  if (pol.manual && *pol.manual != TransferMode::automatic) in.manual = pol.manual;
+  in.tiles_available = device_->egl().caps().compute;
+  return in;
+}
+
+void OffloadEngine::note_mode(Surface& surface, Lane& lane, int32_t w, int32_t h,
+                              TransferMode mode, const std::string& reason) {
+  if (lane.has_mode && lane.mode == mode) return;
+  log_info("offload: wl_surface@%u %dx%d: %s -> %s (%s)", wl_resource_get_id(surface.resource()),
+           w, h,
+           lane.has_mode ? std::string(to_string(lane.mode)).c_str() : "new",
+           std::string(to_string(mode)).c_str(), reason.c_str());
+  if (on_mode_change)
+    on_mode_change(surface, lane.has_mode ? std::optional(lane.mode) : std::nullopt, mode, reason);
+  // Booked now: a frame that then fails to cross drops the lane, and with it this mode.
+  lane.has_mode = true;
+  lane.mode = mode;
+}
+
+void OffloadEngine::count_frame(Lane& lane, TransferMode mode, uint64_t bytes, std::string reason,
+                                Clock::time_point now) {
+  lane.has_mode = true;
+  lane.mode = mode;
+  lane.reason = std::move(reason);
+  lane.frames++;
+  lane.bytes_last = bytes;
+  lane.window.emplace_back(now, bytes);
+  ModeTotals& t = totals_[mode];
+  t.frames++;
+  t.bytes += bytes;
 }
 
 bool OffloadEngine::carrier_takes(TransferMode mode) const {
@@ -487,11 +610,12 @@ bool OffloadEngine::carry_dmabuf(Lane& lane, const transfer::SourceFrame& frame,
 
 std::optional<SurfaceTransferInfo> OffloadEngine::info(const Surface& surface) const {
   auto it = lanes_.find(surface.id());
-  if (it == lanes_.end() || !it->second->has_mode) return std::nullopt;
+  if (!lost_.empty() || it == lanes_.end() || !it->second->has_mode) return std::nullopt;
   const Lane& l = *it->second;
   SurfaceTransferInfo i;
   i.mode = std::string(to_string(l.mode));
   i.carrier = l.carrier;
+  i.carrier_reason = l.carrier_why;
   i.source = l.from_dmabuf ? "dmabuf on " + device_->name() : "wl_shm";
   i.reason = l.reason;
   i.frames = l.frames;
@@ -511,6 +635,15 @@ std::optional<SurfaceTransferInfo> OffloadEngine::info(const Surface& surface) c
   return i;
 }
 
+void OffloadEngine::lose_device(const std::string& why) {
+  if (!lost_.empty()) return;
+  lost_ = why;
+  log_error("offload: render device %s lost: %s; offloaded surfaces keep their last frame "
+            "and are composed on the display device from their next frame, their clients "
+            "are steered to the display device", device_->name().c_str(), why.c_str());
+  if (on_device_lost) on_device_lost(why);
+}
+
 void OffloadEngine::print_stats(FILE* out) const {
   std::fprintf(out, "offload (render device %s, carrier %s):", device_->name().c_str(),
                carrier().c_str());
@@ -522,6 +655,7 @@ void OffloadEngine::print_stats(FILE* out) const {
                  static_cast<unsigned long long>(t.bytes));
     first = false;
   }
+  if (!lost_.empty()) std::fprintf(out, "; device lost: %s", lost_.c_str());
   std::fprintf(out, "\n");
 }
 

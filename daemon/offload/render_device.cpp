@@ -1,6 +1,7 @@
 #include "offload/render_device.hpp"
 
 #include <fcntl.h>
+#include <GLES3/gl32.h>
 #include <gbm.h>
 #include <sys/stat.h>
 
@@ -51,6 +52,18 @@ std::unique_ptr<RenderDevice> RenderDevice::open(const std::string& spec, EglCon
     d->dmabuf_formats_ =
         query_egl_dmabuf_formats(d->egl_->display(), d->egl_->caps().dmabuf_modifiers).texture;
   return d;
+}
+
+std::string RenderDevice::reset_status() {
+  const GlCaps& caps = egl_->caps();
+  if (caps.gles_major < 3 || (caps.gles_major == 3 && caps.gles_minor < 2)) return "";
+  Scope scope(*this);
+  switch (glGetGraphicsResetStatus()) {
+    case GL_NO_ERROR: return "";
+    case GL_GUILTY_CONTEXT_RESET: return "context reset (its own work hung)";
+    case GL_INNOCENT_CONTEXT_RESET: return "context reset (another context's work hung)";
+    default: return "context reset (cause unknown)";
+  }
 }
 
 RenderDevice::~RenderDevice() {

@@ -48,6 +48,12 @@ class RenderDevice {
   // on surfaceless): the formats an offloaded client's dmabufs may have.
   const FormatSet& dmabuf_formats() const { return dmabuf_formats_; }
 
+  // GL_KHR_robustness (core in GLES 3.2): the context's graphics reset status, checked
+  // inside a Scope. Empty while none was reported, else what the driver said ("guilty
+  // context reset", ...). The context asks for no reset-notification strategy, so a driver
+  // that reports resets only to contexts that did reports none here.
+  std::string reset_status();
+
   class Scope {
    public:
     explicit Scope(RenderDevice& d) : d_(d) { d_.egl_->make_current(); }

@@ -98,6 +98,7 @@ bool DestStage::consume(const Packet& p, YuvPlanes* fused, bool* fused_used, std
       ok = scatter_tiles(p, error);
       break;
     case TransferMode::automatic:
+    case TransferMode::zero_copy:  // nothing is packed: the display samples the buffer
       *error = "packet without a resolved mode";
       ok = false;
       break;

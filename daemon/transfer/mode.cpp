@@ -5,7 +5,7 @@
 
 namespace ferry {
 namespace {
-constexpr std::array<std::pair<TransferMode, std::string_view>, 8> kNames{{
+constexpr std::array<std::pair<TransferMode, std::string_view>, 9> kNames{{
     {TransferMode::automatic, "auto"},
     {TransferMode::rgb, "rgb"},
     {TransferMode::nv12, "nv12"},
@@ -14,6 +14,7 @@ constexpr std::array<std::pair<TransferMode, std::string_view>, 8> kNames{{
     {TransferMode::tiles, "tiles"},
     {TransferMode::tiles_nv12, "tiles-nv12"},
     {TransferMode::cpu_copy, "cpu-copy"},
+    {TransferMode::zero_copy, "zero-copy"},
 }};
 }  // namespace
 

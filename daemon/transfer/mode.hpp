@@ -18,9 +18,11 @@ enum class TransferMode {
   tiles,      // only the tiles that changed, RGBA8, bit-exact
   tiles_nv12, // only the tiles that changed, NV12 with a one-site chroma border per tile
   cpu_copy,   // RGBA8 read back to system memory and uploaded (universal fallback)
+  zero_copy,  // no transfer: the display device samples the client's dmabuf where it lies
 };
 
-// Accepts the TOML names: auto, rgb, nv12, p010, yuv444, tiles, tiles-nv12, cpu-copy.
+// Accepts the TOML names: auto, rgb, nv12, p010, yuv444, tiles, tiles-nv12, cpu-copy,
+// zero-copy.
 std::optional<TransferMode> parse_transfer_mode(std::string_view name);
 std::string_view to_string(TransferMode mode);
 // "auto|rgb|nv12|...": every accepted name, for error messages.

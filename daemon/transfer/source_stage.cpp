@@ -164,6 +164,9 @@ bool SourceStage::submit(const SourceFrame& f, const PackOptions& o, std::string
     case TransferMode::automatic:
       *error = "mode auto must be resolved by the selector";
       return false;
+    case TransferMode::zero_copy:
+      *error = "zero-copy packs nothing (the display device samples the client's buffer)";
+      return false;
   }
   glBindFramebuffer(GL_FRAMEBUFFER, 0);
   if (!ok) return false;

@@ -88,12 +88,13 @@ TEST(ConfigParse, EnumNamesRoundTrip) {
   // The transfer mode is transfer/mode.hpp's vocabulary; config parses the same names.
   for (auto v : {TransferMode::automatic, TransferMode::rgb, TransferMode::nv12, TransferMode::p010,
                  TransferMode::yuv444, TransferMode::tiles, TransferMode::tiles_nv12,
-                 TransferMode::cpu_copy}) {
+                 TransferMode::cpu_copy, TransferMode::zero_copy}) {
     TransferMode back{};
     ASSERT_TRUE(parse(to_string(v), &back)) << to_string(v);
     EXPECT_EQ(back, v);
   }
   EXPECT_EQ(to_string(TransferMode::cpu_copy), "cpu-copy");
+  EXPECT_EQ(to_string(TransferMode::zero_copy), "zero-copy");
   EXPECT_STREQ(to_string(AppClass::standard), "default");
   GpuChoice g{};
   EXPECT_FALSE(parse("dedicated", &g));
@@ -184,7 +185,7 @@ TEST(ConfigErrors, ExactPositions) {
             "test.toml:2:13: 'log_level' must be one of error|warning|notice|info|debug, not "
             "\"loud\"");
   EXPECT_EQ(parse_error("\n\n[[rule]]\napp_id = \"x\"\n  transfer = \"h264\"\n"),
-            "test.toml:5:14: 'transfer' must be one of auto|rgb|nv12|p010|yuv444|tiles|tiles-nv12|cpu-copy, not "
+            "test.toml:5:14: 'transfer' must be one of auto|rgb|nv12|p010|yuv444|tiles|tiles-nv12|cpu-copy|zero-copy, not "
             "\"h264\"");
   EXPECT_EQ(parse_error("[[rule]]\napp_id = \"x\"\ngpu = 1\n"),
             "test.toml:3:7: 'gpu' must be a string, not an integer");

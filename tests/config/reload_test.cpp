@@ -130,7 +130,7 @@ TEST(Reload, BadFileKeepsLastGoodConfig) {
   write_file(path, "[transfer]\ndefault_mode = \"h265\"\n");
   EXPECT_FALSE(w.reload(&error));
   EXPECT_EQ(error, path + ":2:16: 'default_mode' must be one of auto|rgb|nv12|p010|yuv444|tiles|"
-                          "tiles-nv12|cpu-copy, not \"h265\"");
+                          "tiles-nv12|cpu-copy|zero-copy, not \"h265\"");
   EXPECT_EQ(w.last_error(), error);
   EXPECT_EQ(w.current().default_transfer, TransferMode::nv12);
   EXPECT_EQ(changes, 0);

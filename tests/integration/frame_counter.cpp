@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "presentation-time-client-protocol.h"
 #include "wl_client.hpp"
 
 namespace ferry::itest {
@@ -24,6 +25,11 @@ int FrameCounter::count_between(std::chrono::steady_clock::time_point from,
 int FrameCounter::total() const {
   std::lock_guard lock(mu_);
   return int(times_.size());
+}
+
+std::vector<uint64_t> FrameCounter::presented_seqs() const {
+  std::lock_guard lock(mu_);
+  return seqs_;
 }
 
 std::string FrameCounter::error() const {
@@ -64,6 +70,18 @@ void FrameCounter::run() {
     wl_callback_destroy(cb);
     lp->need_frame = true;
   }};
+  static const wp_presentation_feedback_listener presented = {
+      [](void*, struct wp_presentation_feedback*, wl_output*) {},
+      [](void* data, struct wp_presentation_feedback* fb, uint32_t, uint32_t, uint32_t, uint32_t,
+         uint32_t seq_hi, uint32_t seq_lo, uint32_t) {
+        auto* self = static_cast<FrameCounter*>(data);
+        {
+          std::lock_guard lock(self->mu_);
+          self->seqs_.push_back(uint64_t(seq_hi) << 32 | seq_lo);
+        }
+        wp_presentation_feedback_destroy(fb);
+      },
+      [](void*, struct wp_presentation_feedback* fb) { wp_presentation_feedback_destroy(fb); }};
   while (!stop_) {
     if (l.need_frame) {
       l.need_frame = false;
@@ -72,6 +90,9 @@ void FrameCounter::run() {
       wl_surface_attach(l.top.surface, b->buffer, 0, 0);
       wl_surface_damage_buffer(l.top.surface, 0, 0, 48, 48);
       wl_callback_add_listener(wl_surface_frame(l.top.surface), &listener, &l);
+      if (c->presentation)
+        wp_presentation_feedback_add_listener(wp_presentation_feedback(c->presentation, l.top.surface),
+                                              &presented, this);
       wl_surface_commit(l.top.surface);
     }
     if (!c->dispatch_for(50)) return fail("connection failed");

@@ -1,10 +1,13 @@
 #pragma once
 // A well-behaved client on its own thread: a mapped toplevel that redraws on every frame
 // callback. Records when each callback arrived, so tests can check that ferryd keeps
-// pacing it at the output rate while other clients misbehave or die.
+// pacing it at the output rate while other clients misbehave or die. Each frame also asks
+// for presentation feedback; the refresh sequence numbers of the presented frames show
+// whether it got a frame at every refresh.
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -23,6 +26,8 @@ class FrameCounter {
   int count_between(std::chrono::steady_clock::time_point from,
                     std::chrono::steady_clock::time_point to) const;
   int total() const;
+  // wp_presentation 'seq' of each presented frame, in order.
+  std::vector<uint64_t> presented_seqs() const;
   bool failed() const { return failed_; }
   std::string error() const;
 
@@ -33,6 +38,7 @@ class FrameCounter {
   std::atomic<bool> stop_{false}, failed_{false};
   mutable std::mutex mu_;
   std::vector<std::chrono::steady_clock::time_point> times_;
+  std::vector<uint64_t> seqs_;
   std::string error_;
   std::thread thread_;
 };

@@ -131,6 +131,16 @@ std::string ferryd_path() {
   return p ? p : FERRYD_DEFAULT_PATH;
 }
 
+std::string run_ferryd_once(const std::vector<std::string>& args, int* status) {
+  TempDir dir;
+  std::vector<std::string> argv = {ferryd_path()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  Child c = Child::spawn(argv, {}, dir.path() + "/ferryd.log");
+  *status = c.wait(std::chrono::seconds(60));
+  if (*status == -1) c.kill_with(SIGKILL);
+  return c.log();
+}
+
 int open_fd_count(pid_t pid) {
   std::string dir = "/proc/" + std::to_string(pid) + "/fd";
   DIR* d = opendir(dir.c_str());

@@ -104,6 +104,10 @@ class Ferryd {
 };
 
 std::string ferryd_path();
+// Runs `ferryd ARGS` to completion (no socket, no display: --doctor and the like) and
+// returns its stdout and stderr; *status gets the wait status (-1: still running after
+// 60 s, then killed).
+std::string run_ferryd_once(const std::vector<std::string>& args, int* status);
 int open_fd_count(pid_t pid);
 // Waits until pred() or the timeout; polls every 10 ms.
 template <typename F>

@@ -354,6 +354,35 @@ TEST_P(OffloadYuv, FusedCompositionEqualsTheUnpackDraw) {
   EXPECT_EQ(differ, 0u) << "fused and unfused unpack disagree on " << differ << " pixels";
 }
 
+// --doctor says which carrier frames would take and why: with no render device (this
+// machine has no GPU) nothing is carried; with the surfaceless stand-in, the sysmem ring,
+// because there is no GBM device to allocate dmabuf carriers. The same decision the engine
+// makes at start, which its log line repeats.
+TEST(OffloadDoctor, SaysWhichCarrierAndWhy) {
+  int status = -1;
+  std::string none = run_ferryd_once({"--doctor"}, &status);
+  ASSERT_EQ(status, 0) << none;
+  size_t at = none.find("== Offload carrier\n");
+  ASSERT_NE(at, std::string::npos) << none;
+  if (none.find("No GPU found") != std::string::npos) {
+    EXPECT_NE(none.find("  none: no DRM GPU found\n", at), std::string::npos) << none;
+    EXPECT_NE(none.find("neither the dmabuf carrier nor the sysmem ring is used", at),
+              std::string::npos) << none;
+  }
+  std::string ring = run_ferryd_once({"--doctor", "--render-device", "surfaceless"}, &status);
+  ASSERT_EQ(status, 0) << ring;
+  at = ring.find("== Offload carrier\n");
+  ASSERT_NE(at, std::string::npos) << ring;
+  EXPECT_NE(ring.find("  render device: surfaceless (from --render-device)\n", at), std::string::npos)
+      << ring;
+  EXPECT_NE(ring.find("  carrier: sysmem ring (CPU copy), because the render device has no GBM "
+                      "device to allocate carriers\n", at), std::string::npos) << ring;
+  std::string bad = run_ferryd_once({"--doctor", "--render-device", "card77"}, &status);
+  ASSERT_EQ(status, 0) << bad;
+  EXPECT_NE(bad.find("  none: render device 'card77' (--render-device) names no DRM device\n"),
+            std::string::npos) << bad;
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, OffloadYuv,
                          ::testing::Values(YuvCase{"nv12", 200ull * 150 * 3 / 2},
                                            YuvCase{"yuv444", 200ull * 150 * 3},

@@ -16,12 +16,13 @@ namespace ferry::transfer {
 namespace {
 
 TEST(Mode, ParseAndPrintRoundTrip) {
-  for (const char* name : {"auto", "rgb", "nv12", "p010", "yuv444", "tiles", "cpu-copy"}) {
+  for (const char* name : {"auto", "rgb", "nv12", "p010", "yuv444", "tiles", "cpu-copy", "zero-copy"}) {
     auto m = parse_transfer_mode(name);
     ASSERT_TRUE(m) << name;
     EXPECT_EQ(to_string(*m), name);
   }
   EXPECT_EQ(parse_transfer_mode("cpu-copy"), TransferMode::cpu_copy);
+  EXPECT_EQ(parse_transfer_mode("zero-copy"), TransferMode::zero_copy);
   EXPECT_FALSE(parse_transfer_mode("yuv420"));
   EXPECT_FALSE(parse_transfer_mode(""));
   EXPECT_FALSE(parse_transfer_mode("RGB"));

@@ -114,7 +114,14 @@ std::string format_surfaces(const Snapshot& s) {
                     fmt("%.1f", x.num("MBps")), fmt("%.1f", x.num("Fps")), ms("PackMs"),
                     ms("UnpackMs"), or_dash(x.str("Reason"))});
   }
-  return "Surfaces:\n" + table(rows, "  ");
+  std::string out = "Surfaces:\n" + table(rows, "  ");
+  // Which carrier and why, for each surface whose frames cross.
+  std::string carriers;
+  for (const Record& x : s.surfaces)
+    if (!x.str("Carrier").empty())
+      carriers += "  " + x.str("Id") + ": " + x.str("Carrier") + ": " + or_dash(x.str("CarrierReason")) + "\n";
+  if (!carriers.empty()) out += "Carriers:\n" + carriers;
+  return out;
 }
 
 std::string format_status(const Snapshot& s) {

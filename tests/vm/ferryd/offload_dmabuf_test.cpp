@@ -21,6 +21,7 @@
 #include "kmstest/buffer.hpp"
 #include "kmstest/device.hpp"
 #include "linux-dmabuf-unstable-v1-client-protocol.h"
+#include "presentation_sample.hpp"
 #include "util/png.hpp"
 #include "wl_client.hpp"
 
@@ -100,6 +101,27 @@ const wp_presentation_feedback_listener kPresented = {
       wp_presentation_feedback_destroy(fb);
     }};
 
+// A kW x kH vgem dumb buffer (linear XRGB8888) as a wl_buffer through linux-dmabuf,
+// holding pattern() or, without 'patterned', mid grey.
+struct VgemBuffer {
+  kmstest::DumbBuffer dumb;
+  UniqueFd fd;
+  wl_buffer* buffer = nullptr;
+  VgemBuffer(int vgem, zwp_linux_dmabuf_v1* dmabuf, bool patterned)
+      : dumb(kmstest::DumbBuffer::create(vgem, kW, kH)) {
+    for (int32_t y = 0; y < kH; ++y)
+      for (int32_t x = 0; x < kW; ++x) dumb.row(uint32_t(y))[x] = patterned ? pattern(x, y) : 0xff808080u;
+    fd = dumb.export_dmabuf();
+    if (!fd) return;
+    auto* params = zwp_linux_dmabuf_v1_create_params(dmabuf);
+    zwp_linux_buffer_params_v1_add(params, fd.get(), 0, 0, dumb.pitch(),
+                                   uint32_t(DRM_FORMAT_MOD_LINEAR >> 32),
+                                   uint32_t(DRM_FORMAT_MOD_LINEAR & 0xffffffff));
+    buffer = zwp_linux_buffer_params_v1_create_immed(params, kW, kH, DRM_FORMAT_XRGB8888, 0);
+    zwp_linux_buffer_params_v1_destroy(params);
+  }
+};
+
 struct ClientRun {
   FeedbackSeen feedback;
   Order order;
@@ -108,12 +130,17 @@ struct ClientRun {
 };
 
 // ferryd on vkms with vgem as render device; a rule for this binary says 'gpu' and, for
-// the discrete GPU, 'transfer'. Shows one vgem dmabuf of kW x kH as a window.
-void run_client(const std::string& dir, const std::string& gpu, const std::string& mode, ClientRun* run) {
+// the discrete GPU, 'transfer'; 'head' goes before it. Shows one vgem dmabuf of kW x kH as
+// a window.
+void run_client(const std::string& dir, const std::string& gpu, const std::string& mode, ClientRun* run,
+                const std::string& head = "") {
   setenv("LIBSEAT_BACKEND", "builtin", 0);
-  std::string cfg = dir + "/ferry-" + gpu + mode + ".toml", wb = dir + "/wb-" + gpu + mode + ".png";
+  static int runs = 0;
+  const std::string tag = gpu + mode + std::to_string(++runs);
+  std::string cfg = dir + "/ferry-" + tag + ".toml", wb = dir + "/wb-" + tag + ".png";
   FILE* f = std::fopen(cfg.c_str(), "w");
   ASSERT_TRUE(f);
+  std::fprintf(f, "%s", head.c_str());
   std::fprintf(f, "[[rule]]\nname = \"guest-dmabuf\"\nexe = \"*/vm-ferryd-offload-dmabuf-test\"\n"
                   "gpu = \"%s\"\n", gpu.c_str());
   if (!mode.empty()) std::fprintf(f, "transfer = \"%s\"\n", mode.c_str());
@@ -134,17 +161,9 @@ void run_client(const std::string& dir, const std::string& gpu, const std::strin
 
   UniqueFd vgem = kmstest::open_node("vgem", kmstest::NodeType::primary);
   ASSERT_TRUE(vgem) << "no vgem node";
-  auto buf = kmstest::DumbBuffer::create(vgem.get(), kW, kH);
-  for (int32_t y = 0; y < kH; ++y)
-    for (int32_t x = 0; x < kW; ++x) buf.row(uint32_t(y))[x] = pattern(x, y);
-  UniqueFd dfd = buf.export_dmabuf();
-  ASSERT_TRUE(dfd);
-  auto* params = zwp_linux_dmabuf_v1_create_params(dmabuf);
-  zwp_linux_buffer_params_v1_add(params, dfd.get(), 0, 0, buf.pitch(),
-                                 uint32_t(DRM_FORMAT_MOD_LINEAR >> 32),
-                                 uint32_t(DRM_FORMAT_MOD_LINEAR & 0xffffffff));
-  wl_buffer* wbuf = zwp_linux_buffer_params_v1_create_immed(params, kW, kH, DRM_FORMAT_XRGB8888, 0);
-  zwp_linux_buffer_params_v1_destroy(params);
+  VgemBuffer buf(vgem.get(), dmabuf, true);
+  ASSERT_TRUE(buf.buffer);
+  wl_buffer* wbuf = buf.buffer;
   wl_buffer_add_listener(wbuf, &kRelease, &run->order);
 
   Toplevel top = c->create_toplevel();
@@ -164,6 +183,21 @@ void run_client(const std::string& dir, const std::string& gpu, const std::strin
   c.reset();
   run->log = fd.log();
   ASSERT_TRUE(read_png(wb, &run->writeback, &err)) << err << "\n" << run->log;
+}
+
+// One run_client each, traced by name.
+struct RunSpec {
+  const char* name;
+  const char* gpu;
+  const char* mode;
+  ClientRun* run;
+  const char* head = "";
+};
+void run_clients(const std::string& dir, std::initializer_list<RunSpec> specs) {
+  for (const RunSpec& s : specs) {
+    SCOPED_TRACE(s.name);
+    run_client(dir, s.gpu, s.mode, s.run, s.head);
+  }
 }
 
 // Frames and bytes of 'mode' in the --stats line "offload (...): rgb 1 frames 120000 bytes".
@@ -200,18 +234,9 @@ TEST(OffloadDmabuf, VgemBufferCrossesFromTheRenderDeviceAndComesBackBeforeItIsSh
   ASSERT_NE(vgem, 0u) << "no vgem: run inside tests/vm/run-in-vm";
   ASSERT_NE(vkms, 0u);
   ClientRun rgb, nv12, local;
-  {
-    SCOPED_TRACE("rgb");
-    run_client(tmp.path(), "discrete", "rgb", &rgb);
-  }
-  {
-    SCOPED_TRACE("nv12");
-    run_client(tmp.path(), "discrete", "nv12", &nv12);
-  }
-  {
-    SCOPED_TRACE("integrated");
-    run_client(tmp.path(), "integrated", "", &local);
-  }
+  run_clients(tmp.path(), {{"rgb", "discrete", "rgb", &rgb},
+                           {"nv12", "discrete", "nv12", &nv12},
+                           {"integrated", "integrated", "", &local}});
   if (HasFatalFailure()) return;
 
   // Feedback: an offloaded client is steered to the render device, then to the display.
@@ -255,6 +280,156 @@ TEST(OffloadDmabuf, VgemBufferCrossesFromTheRenderDeviceAndComesBackBeforeItIsSh
   EXPECT_GE(nv12.order.released_at, 0);
   EXPECT_LT(nv12.order.released_at, nv12.order.presented_at);
   EXPECT_LT(local.order.released_at, 0) << "a sampled buffer was released while on screen";
+}
+
+// Zero-copy: vkms' EGL imports the vgem buffer, so it is sampled where it lies: nothing
+// crosses (0 bytes in the stats), the writeback is exact, and the buffer stays busy while
+// it is on screen, as a local one does. Taken by rule, and by the automatic choice where
+// the link carries the rgb stream (vgem has no PCIe link: capacity unknown, plenty), not
+// where it does not.
+TEST(OffloadDmabuf, ZeroCopyShowsTheVgemBufferWithNoTransfer) {
+  TempDir tmp;
+  const dev_t vgem = device_of("vgem");
+  ASSERT_NE(vgem, 0u) << "no vgem: run inside tests/vm/run-in-vm";
+  ClientRun rule, automatic, slow;
+  run_clients(tmp.path(), {{"zero-copy rule", "discrete", "zero-copy", &rule},
+                           {"auto, link unknown", "discrete", "", &automatic},
+                           {"auto, 1 MB/s link", "discrete", "", &slow,
+                            "[gpu]\nlink_capacity_mb_per_s = 1\n"}});
+  if (HasFatalFailure()) return;
+  for (const ClientRun* r : {&rule, &automatic}) {
+    EXPECT_EQ(r->feedback.main_device, vgem) << "still steered to the render device";
+    unsigned long long frames = 0;
+    EXPECT_EQ(offload_bytes(r->log, "zero-copy", &frames), 0u) << r->log;
+    EXPECT_GE(frames, 1u) << "no zero-copy frame booked\n" << r->log;
+    for (const char* packed : {"rgb", "nv12", "tiles", "tiles-nv12", "yuv444", "p010"}) {
+      unsigned long long n = 0;
+      offload_bytes(r->log, packed, &n);
+      EXPECT_EQ(n, 0u) << packed << " frames were packed\n" << r->log;
+    }
+    EXPECT_NE(r->log.find("new -> zero-copy"), std::string::npos) << r->log;
+    size_t exact = 0;
+    window_psnr(r->writeback, &exact);
+    EXPECT_EQ(exact, size_t(kW * kH)) << "zero-copy must show the client's pixels exactly";
+    EXPECT_LT(r->order.released_at, 0) << "a sampled buffer was released while on screen";
+  }
+  EXPECT_NE(automatic.log.find("link carries its"), std::string::npos) << automatic.log;
+  // 120 KB a frame at 60 Hz is 7.2 MB/s: a 1 MB/s link packs, in the selector's mode.
+  unsigned long long zc = 0, frames = 0;
+  offload_bytes(slow.log, "zero-copy", &zc);
+  EXPECT_EQ(zc, 0u) << slow.log;
+  size_t at = slow.log.find("new -> ");
+  ASSERT_NE(at, std::string::npos) << slow.log;
+  const std::string picked = slow.log.substr(at + 7, slow.log.find(' ', at + 7) - at - 7);
+  EXPECT_GT(offload_bytes(slow.log, picked, &frames), 0u) << picked << "\n" << slow.log;
+  std::printf("zero-copy: rule %s, automatic %s; 1 MB/s link: %s\n",
+              rule.log.find("new -> zero-copy") != std::string::npos ? "taken" : "not taken",
+              automatic.log.find("new -> zero-copy") != std::string::npos ? "taken" : "not taken",
+              picked.c_str());
+}
+
+// Render device loss in the guest. The kernel offers no way to remove vgem under a running
+// client, so it is simulated, one of two ways: the test hook FERRY_TEST_LOSE_RENDER_DEVICE=1
+// (ferryd treats vgem's context as reset when the second frame is about to be packed), or a
+// synthetic kernel "remove" uevent for card1 (written to its sysfs uevent file: the event a
+// removal sends, while the device itself stays). The display keeps running, the client's
+// dmabuf feedback is re-sent naming vkms only, and its next frame — a vgem buffer vkms
+// imports — is composed on the display device, exactly.
+enum class Loss { context_reset, udev_remove };
+
+void render_device_loss(Loss how) {
+  setenv("LIBSEAT_BACKEND", "builtin", 0);
+  const dev_t vgem_dev = device_of("vgem"), vkms = device_of("vkms");
+  ASSERT_NE(vgem_dev, 0u) << "no vgem: run inside tests/vm/run-in-vm";
+  TempDir tmp;
+  std::string cfg = tmp.path() + "/ferry.toml", wb = tmp.path() + "/wb.png";
+  FILE* f = std::fopen(cfg.c_str(), "w");
+  ASSERT_TRUE(f);
+  std::fprintf(f, "[[rule]]\nexe = \"*/vm-ferryd-offload-dmabuf-test\"\ngpu = \"discrete\"\n"
+                  "transfer = \"rgb\"\n");
+  std::fclose(f);
+  Ferryd fd;
+  std::vector<std::string> env;
+  if (how == Loss::context_reset) env.push_back("FERRY_TEST_LOSE_RENDER_DEVICE=1");
+  ASSERT_TRUE(fd.start({"--backend", "kms", "--render-device", "/dev/dri/card1", "--config", cfg,
+                        "--stats", "--writeback-screenshot", wb},
+                       env));
+  std::string err;
+  auto c = WlClient::connect(fd.socket_path(), &err);
+  ASSERT_TRUE(c) << err;
+  auto* dmabuf = static_cast<zwp_linux_dmabuf_v1*>(c->bind(&zwp_linux_dmabuf_v1_interface, 4));
+  ASSERT_TRUE(dmabuf) << fd.log();
+  FeedbackSeen fb;
+  auto* feedback = zwp_linux_dmabuf_v1_get_default_feedback(dmabuf);
+  zwp_linux_dmabuf_feedback_v1_add_listener(feedback, &kFeedback, &fb);
+  c->roundtrip();
+  ASSERT_TRUE(fb.done);
+  EXPECT_EQ(fb.main_device, vgem_dev);
+
+  UniqueFd vgem = kmstest::open_node("vgem", kmstest::NodeType::primary);
+  ASSERT_TRUE(vgem);
+  VgemBuffer grey(vgem.get(), dmabuf, false), patterned(vgem.get(), dmabuf, true);
+  ASSERT_TRUE(grey.buffer && patterned.buffer);
+  Toplevel top = c->create_toplevel();
+  ASSERT_TRUE(commit_until_presented(*c, top.surface, grey.buffer, 0, 0, kW, kH)) << fd.log();
+  fb = FeedbackSeen{};
+  auto deadline = std::chrono::steady_clock::now() + 10s;
+  if (how == Loss::udev_remove) {
+    FILE* ev = std::fopen("/sys/class/drm/card1/uevent", "w");
+    ASSERT_TRUE(ev) << "cannot write /sys/class/drm/card1/uevent";
+    std::fputs("remove", ev);
+    ASSERT_EQ(std::fclose(ev), 0);
+    while (!fb.done && std::chrono::steady_clock::now() < deadline) ASSERT_TRUE(c->dispatch_for(10));
+    ASSERT_TRUE(fb.done) << "no feedback after the remove event\n" << fd.log();
+  }
+  ASSERT_TRUE(commit_until_presented(*c, top.surface, patterned.buffer, 0, 0, kW, kH)) << fd.log();
+  while (!fb.done && std::chrono::steady_clock::now() < deadline) ASSERT_TRUE(c->dispatch_for(10));
+  ASSERT_TRUE(fb.done) << "no feedback after the loss\n" << fd.log();
+  EXPECT_EQ(fb.main_device, vkms);
+  ASSERT_FALSE(fb.tranche_targets.empty());
+  for (dev_t d : fb.tranche_targets) EXPECT_EQ(d, vkms) << "a tranche still names the lost device";
+  zwp_linux_dmabuf_feedback_v1_destroy(feedback);
+
+  ASSERT_EQ(fd.stop(), 0) << fd.log();  // captures the writeback while the window is up
+  c.reset();
+  const std::string log = fd.log();
+  unsigned long long frames = 0;
+  offload_bytes(log, "rgb", &frames);
+  EXPECT_EQ(frames, 1u) << "only the frame before the loss crossed\n" << log;
+  EXPECT_NE(log.find(how == Loss::context_reset
+                         ? "render device /dev/dri/card1 lost: context reset (simulated"
+                         : "render device /dev/dri/card1 lost: udev: the device was removed"),
+            std::string::npos) << log;
+  Image shot;
+  ASSERT_TRUE(read_png(wb, &shot, &err)) << err;
+  size_t exact = 0;
+  window_psnr(shot, &exact);
+  std::printf("after the loss: %zu of %d pixels exact, composed on vkms\n", exact, kW * kH);
+  EXPECT_EQ(exact, size_t(kW * kH));
+}
+
+TEST(OffloadDmabuf, RenderDeviceLossSteersTheClientToTheDisplayDevice) {
+  render_device_loss(Loss::context_reset);
+}
+
+TEST(OffloadDmabuf, RenderDeviceRemovalSteersTheClientToTheDisplayDevice) {
+  render_device_loss(Loss::udev_remove);
+}
+
+// --doctor on the guest's two devices: vgem's buffers cross to vkms exactly, so the dmabuf
+// carrier is validated, as the engine finds at start.
+TEST(OffloadDmabuf, DoctorSaysTheDmabufCarrierIsValidated) {
+  int status = -1;
+  std::string out = run_ferryd_once(
+      {"--doctor", "--display-device", "card0", "--render-device", "/dev/dri/card1"}, &status);
+  ASSERT_EQ(status, 0) << out;
+  size_t at = out.find("== Offload carrier\n");
+  ASSERT_NE(at, std::string::npos) << out;
+  std::printf("%s", out.substr(at).c_str());
+  EXPECT_NE(out.find("  render device: /dev/dri/card1 (from --render-device)\n", at),
+            std::string::npos) << out;
+  EXPECT_NE(out.find("  carrier: dmabuf: validated at start: rgb, R8 and GR88 planes crossed "
+                     "exactly", at), std::string::npos) << out;
 }
 
 }  // namespace
