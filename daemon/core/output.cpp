@@ -283,7 +283,8 @@ void Output::repaint() {
     capture_wanted_ = false;
     backend_->submit(true);
     in_flight_composed_ = true;
-    in_flight_start_ns_ = start_ns;
+    // From the planned start: a timer that fired late cost that time too.
+    in_flight_start_ns_ = std::min(start_ns, plan_.start_ns);
     in_flight_cpu_end_ns_ = now_ns();
     in_flight_planned_seq_ = plan_.vblank_seq;
     wl_signal_emit_mutable(&on_frame, this);

@@ -74,9 +74,10 @@ class OutputBackend {
     (void)covers_output;
     return false;
   }
-  // When the GPU finished the composed frame presented last (CLOCK_MONOTONIC ns), for the
-  // frame scheduler's compose times; 0: not known (then the CPU time of the repaint counts,
-  // right for a backend that waits for the GPU in submit()). Called from presented().
+  // When the composed frame presented last was ready for its vblank (CLOCK_MONOTONIC ns:
+  // rendered and, on KMS, committed to the kernel), for the frame scheduler's compose
+  // times; 0: not known (then the end of submit() counts, right for a backend that waits
+  // for the GPU in submit()). Called from presented().
   virtual int64_t render_done_ns() const { return 0; }
 };
 

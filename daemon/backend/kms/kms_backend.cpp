@@ -509,16 +509,13 @@ void KmsOutput::queue(Frame frame, std::vector<kms::PropertyValue> props, bool r
       // No native fences (llvmpipe/kms_swrast): the display thread waits on the CPU.
       EGLSyncKHR sync = egl.create_sync(dpy, EGL_SYNC_FENCE_KHR, nullptr);
       glFlush();
-      if (sync != EGL_NO_SYNC_KHR) {
-        frame.render_waited_ns = std::make_shared<std::atomic<int64_t>>(0);
-        req.cpu_wait = [dpy, sync, wait = egl.client_wait, destroy = egl.destroy_sync,
-                        done = frame.render_waited_ns] {
+      if (sync != EGL_NO_SYNC_KHR)
+        req.cpu_wait = [dpy, sync, wait = egl.client_wait, destroy = egl.destroy_sync] {
           EGLint r = wait(dpy, sync, EGL_SYNC_FLUSH_COMMANDS_BIT_KHR, EGL_FOREVER_KHR);
-          done->store(now_ns());
           destroy(dpy, sync);
           return r == EGL_CONDITION_SATISFIED_KHR;
         };
-      } else
+      else
         glFinish();
     } else {
       glFinish();
@@ -604,9 +601,10 @@ void KmsOutput::completed(kms::Completion& c) {
     consecutive_failures_ = 0;
     needs_modeset_ = false;
     last_seq_ = c.sequence;
+    // Ready for the vblank: committed to the kernel (after the display thread's CPU wait,
+    // if any) and, with IN_FENCE_FD, rendered.
     if (f.kind == Kind::composed)
-      render_done_ns_ = f.render_waited_ns ? f.render_waited_ns->load()
-                                           : sync_file_signal_time_ns(f.render_fence.get());
+      render_done_ns_ = std::max(c.committed_ns, sync_file_signal_time_ns(f.render_fence.get()));
     f.render_fence = UniqueFd();
     if (content) {
       if (has_screen_) retire(screen_);

@@ -11,9 +11,7 @@
 #include <EGL/eglext.h>
 #include <xf86drmMode.h>
 
-#include <atomic>
 #include <deque>
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -94,10 +92,9 @@ class KmsOutput final : public OutputBackend {
     BufferRef buffer;         // direct: the client buffer, locked until replaced
     bool owns_fb = false;     // direct: fb created for it, removed when replaced
     Overlay overlay;          // composed: a client buffer on an overlay plane above it
-    // composed: when the GPU finished it (frame scheduler's compose times): the render
-    // sync_file's signal time, or the display thread's CPU wait's end.
+    // composed, with IN_FENCE_FD: the render sync_file, for when the GPU finished it (the
+    // frame scheduler's compose times).
     UniqueFd render_fence;
-    std::shared_ptr<std::atomic<int64_t>> render_waited_ns;
   };
 
   std::vector<kms::PropertyValue> plane_props(uint32_t fb, int32_t w, int32_t h) const;
