@@ -36,6 +36,8 @@ struct OutputInfo {
   uint64_t frames_composed = 0;
   uint64_t frames_presented = 0;
   uint64_t frames_dropped = 0;
+  uint64_t frames_late = 0;            // shown after the vblank the frame scheduler planned
+  uint64_t predicted_compose_us = 0;   // the frame scheduler's compose time prediction
 };
 
 struct ClientInfo {

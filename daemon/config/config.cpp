@@ -129,6 +129,11 @@ class Reader {
                                "'" + key + "' pattern must not be empty");
     return out;
   }
+  double number(const toml::node& n, const std::string& key) const {
+    if (n.is_integer()) return double(n.as_integer()->get());
+    if (n.is_floating_point()) return n.as_floating_point()->get();
+    fail(n.source(), "'" + key + "' must be a number, not " + std::string(type_name(n.type())));
+  }
   bool boolean(const toml::node& n, const std::string& key) const {
     if (!n.is_boolean())
       fail(n.source(), "'" + key + "' must be true or false, not " + std::string(type_name(n.type())));
@@ -158,6 +163,22 @@ class Reader {
       }
     }
   }
+  void output(const toml::table& t, Config& cfg) const {
+    for (auto&& [k, v] : t) {
+      if (k == "frame_schedule") {
+        std::string s = string(v, "frame_schedule");
+        if (s != "deadline" && s != "immediate")
+          fail(v.source(), "'frame_schedule' must be one of deadline|immediate, not \"" + s + "\"");
+        cfg.frame_schedule = s == "deadline";
+      } else if (k == "render_margin_ms") {
+        double ms = number(v, "render_margin_ms");
+        if (!(ms >= 0) || ms > 100) fail(v.source(), "'render_margin_ms' must be between 0 and 100 (ms)");
+        cfg.render_margin_ms = ms;
+      } else {
+        unknown(k, " in [output] (known: frame_schedule, render_margin_ms)");
+      }
+    }
+  }
   void gpu(const toml::table& t, Config& cfg) const {
     for (auto&& [k, v] : t) {
       if (k == "display_device") {
@@ -165,10 +186,7 @@ class Reader {
       } else if (k == "render_device") {
         cfg.render_device = string(v, "render_device");
       } else if (k == "link_capacity_mb_per_s") {
-        double mb = 0;
-        if (v.is_integer()) mb = double(v.as_integer()->get());
-        else if (v.is_floating_point()) mb = v.as_floating_point()->get();
-        else fail(v.source(), "'link_capacity_mb_per_s' must be a number, not " + std::string(type_name(v.type())));
+        double mb = number(v, "link_capacity_mb_per_s");
         if (!(mb > 0) || mb > 1e9) fail(v.source(), "'link_capacity_mb_per_s' must be > 0 (MB/s)");
         cfg.link_capacity_bytes_per_s = uint64_t(std::llround(mb * 1e6));
       } else {
@@ -216,6 +234,7 @@ class Reader {
     for (auto&& [k, v] : root) {
       if (k == "general") general(table(v, "general"), cfg);
       else if (k == "headless") headless(table(v, "headless"), cfg);
+      else if (k == "output") output(table(v, "output"), cfg);
       else if (k == "gpu") gpu(table(v, "gpu"), cfg);
       else if (k == "transfer") transfer(table(v, "transfer"), cfg);
       else if (k == "xwayland") xwayland(table(v, "xwayland"), cfg);
@@ -226,7 +245,7 @@ class Reader {
         if (!v.is_array_of_tables()) fail(v.source(), "'rule' must be written as [[rule]] tables");
         for (const auto& e : *v.as_array()) cfg.rules.push_back(rule(*e.as_table()));
       } else {
-        unknown(k, " (known tables: general, headless, gpu, transfer, input, xwayland, rule)");
+        unknown(k, " (known tables: general, headless, output, gpu, transfer, input, xwayland, rule)");
       }
     }
     return cfg;

@@ -71,6 +71,9 @@ struct Config {
   log::Level log_level = log::Level::info;
   Backend backend = Backend::automatic;
   std::vector<HeadlessOutput> headless_outputs;  // empty: one 1920x1080@60
+  // [output]: when outputs compose (core/frame_schedule.hpp).
+  bool frame_schedule = true;         // "deadline" (true) or "immediate"
+  double render_margin_ms = 1.0;      // slack added to the predicted compose time
   // [gpu]
   std::string display_device;  // path, cardN or PCI address; empty: automatic
   std::string render_device;

@@ -83,6 +83,9 @@ const char kHelp[] =
     "  --writeback-screenshot FILE.png  kms: capture output 1 through the device's\n"
     "                          writeback connector just before exiting (what the\n"
     "                          display really shows, planes included)\n"
+    "  --frame-schedule MODE   deadline (default; also [output] frame_schedule): compose\n"
+    "                          just in time for the next vblank; immediate: as soon\n"
+    "                          as damage arrives\n"
     "  --stats                 print frame statistics on exit\n"
     "  --version               print the version and exit\n"
     "  --help                  print this help and exit\n"
@@ -93,6 +96,7 @@ const char kHelp[] =
 enum Opt {
   kBackend = 256, kSocket, kOutput, kConfig, kDisplayDevice, kRenderDevice, kLogLevel, kDoctor, kRunFor,
   kScreenshot, kWritebackShot, kStats, kVersion, kHelpOpt, kFullscreen, kPrivate,
+  kFrameSchedule,
 };
 
 }  // namespace
@@ -157,6 +161,7 @@ CliResult parse_cli(int argc, char** argv, CliOptions* out, std::string* error) 
       {"screenshot", required_argument, nullptr, kScreenshot},
       {"writeback-screenshot", required_argument, nullptr, kWritebackShot},
       {"stats", no_argument, nullptr, kStats},
+      {"frame-schedule", required_argument, nullptr, kFrameSchedule},
       {"version", no_argument, nullptr, kVersion},
       {"help", no_argument, nullptr, kHelpOpt},
       {"fullscreen", no_argument, nullptr, kFullscreen},
@@ -215,6 +220,13 @@ CliResult parse_cli(int argc, char** argv, CliOptions* out, std::string* error) 
       case kScreenshot: out->screenshot_path = optarg; break;
       case kWritebackShot: out->writeback_screenshot_path = optarg; break;
       case kStats: out->print_stats = true; break;
+      case kFrameSchedule:
+        out->frame_schedule = optarg;
+        if (out->frame_schedule != "deadline" && out->frame_schedule != "immediate") {
+          *error = std::string("bad --frame-schedule '") + optarg + "': expected deadline or immediate";
+          return CliResult::error;
+        }
+        break;
       case kVersion: std::printf("ferryd %s\n", FERRY_VERSION); return CliResult::exit_ok;
       case 'h':
       case kHelpOpt: std::fputs(kHelp, stdout); return CliResult::exit_ok;
@@ -301,12 +313,15 @@ void print_stats(Server& server, double seconds) {
     const OutputStats& s = o->stats();
     std::printf(
         "%s %dx%d@%.2f: composed %llu, presented %llu, dropped %llu, no-op flips %llu, "
-        "direct scanout %llu, overlay %llu, damage rects %llu in %llu passes",
+        "direct scanout %llu, overlay %llu, damage rects %llu in %llu passes, "
+        "compose predicted %.2f ms (last %.2f ms), late %llu",
         o->name().c_str(), o->mode().width, o->mode().height, o->mode().refresh_mhz / 1000.0,
         (unsigned long long)s.frames_composed, (unsigned long long)s.frames_presented,
         (unsigned long long)s.frames_dropped, (unsigned long long)s.noop_flips,
         (unsigned long long)s.direct_scanout, (unsigned long long)s.overlay_frames,
-        (unsigned long long)s.rects_drawn, (unsigned long long)s.render_passes);
+        (unsigned long long)s.rects_drawn, (unsigned long long)s.render_passes,
+        double(s.predicted_compose_ns) / 1e6, double(s.last_compose_ns) / 1e6,
+        (unsigned long long)s.frames_late);
     if (seconds > 0)
       std::printf(", %.1f presented/s", double(s.frames_presented) / seconds);
     std::printf("\n");
@@ -391,6 +406,16 @@ std::unique_ptr<offload::OffloadEngine> start_offload(Server& server, ServerCont
 
 }  // namespace
 
+namespace {
+// --frame-schedule wins over [output] frame_schedule.
+FrameScheduleConfig frame_schedule_of(const config::Config& cfg, const CliOptions& cli) {
+  FrameScheduleConfig f;
+  f.enabled = cli.frame_schedule.empty() ? cfg.frame_schedule : cli.frame_schedule == "deadline";
+  f.margin_ns = int64_t(std::llround(cfg.render_margin_ms * 1e6));
+  return f;
+}
+}  // namespace
+
 int run_daemon(const CliOptions& cli) {
   if (cli.log_level_set) log::set_level(cli.log_level);
   if (cli.doctor) {
@@ -468,6 +493,7 @@ int run_daemon(const CliOptions& cli) {
       return 1;
     }
   }
+  options.frame_schedule = frame_schedule_of(*cfg, cli);
   if (options.outputs.empty())
     for (const auto& ho : cfg->headless_outputs) {
       OutputMode m;
@@ -521,7 +547,9 @@ int run_daemon(const CliOptions& cli) {
 
   ServerControl control(server, &watcher, gpus);
   // Rules decide which clients are offloaded: their dmabuf feedback may name another device.
-  *after_reload = [&server] {
+  *after_reload = [&server, previous, &cli] {
+    // [output] frame scheduling applies from each output's next frame.
+    for (auto& o : server.outputs()) o->set_frame_schedule(frame_schedule_of(*previous, cli));
     wl_client* client = nullptr;
     wl_client_for_each(client, wl_display_get_client_list(server.display()))
       linux_dmabuf_client_feedback_changed(server, client);

@@ -27,6 +27,8 @@ struct CliOptions {
   std::string writeback_screenshot_path;  // kms: PNG of output 1 through writeback
   std::vector<std::string> client_argv;
   bool print_stats = false;
+  // --frame-schedule: "deadline" or "immediate" (empty: the config's [output] frame_schedule).
+  std::string frame_schedule;
   bool private_instance = false;  // --private: no socket file, no D-Bus name
 };
 

@@ -124,6 +124,8 @@ std::vector<bus::OutputInfo> ServerControl::outputs() const {
     i.frames_composed = o->stats().frames_composed;
     i.frames_presented = o->stats().frames_presented;
     i.frames_dropped = o->stats().frames_dropped;
+    i.frames_late = o->stats().frames_late;
+    i.predicted_compose_us = uint64_t(o->stats().predicted_compose_ns / 1000);
     out.push_back(std::move(i));
   }
   return out;

@@ -1,5 +1,7 @@
 #include "core/output.hpp"
 
+#include <sys/timerfd.h>
+#include <unistd.h>
 #include <wayland-server-protocol.h>
 
 #include <algorithm>
@@ -8,6 +10,7 @@
 #include "core/surface.hpp"
 #include "protocol/presentation_time.hpp"
 #include "render/renderer.hpp"
+#include "util/clock.hpp"
 #include "util/log.hpp"
 
 namespace ferry {
@@ -21,7 +24,8 @@ const struct wl_output_interface kOutputImpl = {output_release};
 }  // namespace
 
 Output::Output(Server& server, std::string name, const OutputMode& mode)
-    : server_(server), name_(std::move(name)), mode_(mode) {
+    : server_(server), name_(std::move(name)), mode_(mode),
+      scheduler_(server.options().frame_schedule) {
   wl_signal_init(&on_present);
   wl_signal_init(&on_frame);
   global_ = wl_global_create(server.display(), &wl_output_interface, kOutputVersion, this,
@@ -30,6 +34,7 @@ Output::Output(Server& server, std::string name, const OutputMode& mode)
 
 Output::~Output() {
   if (idle_) wl_event_source_remove(idle_);
+  if (timer_source_) wl_event_source_remove(timer_source_);
   for (Surface* s : server_.surfaces()) s->forget_output(this);
   for (wl_resource* r : resources_) wl_resource_set_user_data(r, nullptr);
   for (wl_resource* r : in_flight_callbacks_.take()) wl_resource_destroy(r);
@@ -158,8 +163,35 @@ void Output::request_capture() {
 void Output::arm_repaint() {
   if (repaint_armed_ || frame_in_flight_ || !backend_) return;
   repaint_armed_ = true;
+  int64_t now = now_ns();
+  plan_ = scheduler_.plan(now, mode_.period_ns());
+  if (plan_.start_ns > now) {
+    if (!timer_source_) {
+      repaint_timer_ = UniqueFd(timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK));
+      if (repaint_timer_)
+        timer_source_ = wl_event_loop_add_fd(server_.loop(), repaint_timer_.get(),
+                                             WL_EVENT_READABLE, &Output::on_repaint_timer, this);
+    }
+    itimerspec its{};
+    its.it_value = ns_to_timespec(plan_.start_ns);
+    if (timer_source_ &&
+        timerfd_settime(repaint_timer_.get(), TFD_TIMER_ABSTIME, &its, nullptr) == 0) {
+      timer_armed_ = true;
+      return;
+    }
+  }
   idle_ = wl_event_loop_add_idle(
       server_.loop(), [](void* data) { static_cast<Output*>(data)->repaint(); }, this);
+}
+
+int Output::on_repaint_timer(int fd, uint32_t, void* data) {
+  auto* self = static_cast<Output*>(data);
+  uint64_t expirations = 0;
+  if (read(fd, &expirations, sizeof expirations) != sizeof expirations) return 0;
+  if (!self->timer_armed_) return 0;
+  self->timer_armed_ = false;
+  self->repaint();
+  return 0;
 }
 
 bool Output::owns_callbacks_of(const Surface& s) const {
@@ -169,9 +201,11 @@ bool Output::owns_callbacks_of(const Surface& s) const {
 }
 
 void Output::repaint() {
+  const int64_t start_ns = now_ns();
   repaint_armed_ = false;
   idle_ = nullptr;
   if (frame_in_flight_) return;
+  in_flight_composed_ = false;
 
   bool waiting = frame_wanted_;
   for (Surface* s : server_.surfaces()) {
@@ -248,6 +282,11 @@ void Output::repaint() {
     in_flight_complete_ = overlay == nullptr;
     capture_wanted_ = false;
     backend_->submit(true);
+    in_flight_composed_ = true;
+    // From the planned start: a timer that fired late cost that time too.
+    in_flight_start_ns_ = std::min(start_ns, plan_.start_ns);
+    in_flight_cpu_end_ns_ = now_ns();
+    in_flight_planned_seq_ = plan_.vblank_seq;
     wl_signal_emit_mutable(&on_frame, this);
   } else {
     backend_->submit(false);
@@ -320,6 +359,16 @@ void Output::presented(int64_t timestamp_ns, uint64_t seq, bool new_content) {
     stats_.frames_presented++;
   else
     stats_.noop_flips++;
+  scheduler_.presented(timestamp_ns, seq);
+  if (new_content && in_flight_composed_) {
+    int64_t done = std::max(in_flight_cpu_end_ns_, backend_ ? backend_->render_done_ns() : 0);
+    stats_.last_compose_ns = done - in_flight_start_ns_;
+    scheduler_.record_compose(stats_.last_compose_ns);
+    scheduler_.frame_shown(in_flight_planned_seq_, seq);
+    stats_.frames_late = scheduler_.misses();
+    stats_.predicted_compose_ns = scheduler_.predicted_compose_ns();
+  }
+  in_flight_composed_ = false;
 
   uint32_t ms = uint32_t(timestamp_ns / 1'000'000);
   for (wl_resource* cb : in_flight_callbacks_.take()) {

@@ -2,11 +2,12 @@
 // An output (a monitor, or a headless framebuffer): mode, transform, scale and position in
 // the layout; the damage waiting to be drawn; frame scheduling and presentation.
 //
-// The frame cycle (S1, S4): damage -> schedule_repaint() -> idle repaint renders into the
-// backend's target -> backend.submit() -> the backend reports presented() at the next
-// vblank with its timestamp and sequence -> feedback and frame callbacks go out. With no
-// damage but callbacks waiting, the backend is asked for a no-op flip, so callbacks are
-// still paced by the output's refresh.
+// The frame cycle (S1, S4): damage -> arm_repaint() -> repaint at the FrameScheduler's
+// start time (next vblank - predicted compose time - margin; at once when scheduling is
+// off) renders into the backend's target -> backend.submit() -> the backend reports
+// presented() at the next vblank with its timestamp and sequence -> feedback and frame
+// callbacks go out. With no damage but callbacks waiting, the backend is asked for a no-op
+// flip, so callbacks are still paced by the output's refresh.
 //
 // Main thread only. Owned by the Server.
 
@@ -18,9 +19,11 @@
 #include <vector>
 
 #include "core/buffer.hpp"
+#include "core/frame_schedule.hpp"
 #include "render/render_target.hpp"
 #include "util/region.hpp"
 #include "util/resource_list.hpp"
+#include "util/unique_fd.hpp"
 
 namespace ferry {
 
@@ -71,6 +74,11 @@ class OutputBackend {
     (void)covers_output;
     return false;
   }
+  // When the composed frame presented last was ready for its vblank (CLOCK_MONOTONIC ns:
+  // rendered and, on KMS, committed to the kernel), for the frame scheduler's compose
+  // times; 0: not known (then the end of submit() counts, right for a backend that waits
+  // for the GPU in submit()). Called from presented().
+  virtual int64_t render_done_ns() const { return 0; }
 };
 
 struct OutputStats {
@@ -82,6 +90,9 @@ struct OutputStats {
   uint64_t render_passes = 0;     // multipass batches (S4)
   uint64_t direct_scanout = 0;    // frames shown from a client buffer without composition
   uint64_t overlay_frames = 0;    // composed frames with a client buffer on an overlay plane
+  uint64_t frames_late = 0;       // composed frames shown after the vblank they were planned for
+  int64_t predicted_compose_ns = 0;  // the frame scheduler's prediction (0: none yet)
+  int64_t last_compose_ns = 0;       // measured compose time of the frame presented last
 };
 
 class Output {
@@ -128,6 +139,9 @@ class Output {
   // Called by the backend when a vblank happened; 'new_content' tells whether the frame
   // submitted last is now on screen. timestamp: CLOCK_MONOTONIC ns; seq: vblank counter.
   void presented(int64_t timestamp_ns, uint64_t seq, bool new_content);
+  // Frame scheduling ([output] frame_schedule, render_margin_ms); applies from the next frame.
+  void set_frame_schedule(const FrameScheduleConfig& config) { scheduler_.set_config(config); }
+  const FrameScheduler& scheduler() const { return scheduler_; }
 
   int64_t last_present_ns() const { return last_present_ns_; }
   uint64_t last_seq() const { return last_seq_; }
@@ -150,6 +164,7 @@ class Output {
   static void bind(wl_client* client, void* data, uint32_t version, uint32_t id);
   void repaint();
   void arm_repaint();
+  static int on_repaint_timer(int fd, uint32_t mask, void* data);
   bool try_direct_scanout();
   Surface* choose_overlay(bool compose_all);
   // Frame callbacks of surfaces on no output are paced by the first output.
@@ -171,6 +186,16 @@ class Output {
   bool frame_in_flight_ = false;  // submitted, waiting for presented()
   bool frame_wanted_ = false;     // callbacks/feedback waiting for a vblank
   wl_event_source* idle_ = nullptr;
+  FrameScheduler scheduler_;
+  FrameScheduler::Plan plan_;            // of the armed repaint
+  UniqueFd repaint_timer_;               // timerfd for a repaint planned ahead
+  wl_event_source* timer_source_ = nullptr;
+  bool timer_armed_ = false;
+  // The composed frame in flight: when its repaint started and its CPU work ended, and the
+  // vblank it was planned for.
+  bool in_flight_composed_ = false;
+  int64_t in_flight_start_ns_ = 0, in_flight_cpu_end_ns_ = 0;
+  uint64_t in_flight_planned_seq_ = 0;
   int64_t last_present_ns_ = 0;
   uint64_t last_seq_ = 0;
   OutputStats stats_;

@@ -42,6 +42,7 @@ struct ServerOptions {
   float background[4] = {0.18f, 0.20f, 0.25f, 1.0f};
   int render_batch_rects = 64;        // S4 multipass: clip rectangles per draw batch
   bool host_fullscreen = false;       // wayland backend: ask the host for fullscreen windows
+  FrameScheduleConfig frame_schedule; // when outputs compose ([output] in the config)
 };
 
 class Server {

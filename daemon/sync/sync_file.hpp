@@ -2,6 +2,8 @@
 // sync_file helpers: a sync_file is an fd that polls readable once its fences signalled.
 // Stateless; any thread.
 
+#include <cstdint>
+
 #include "util/unique_fd.hpp"
 
 namespace ferry {
@@ -12,6 +14,10 @@ bool sync_file_signalled(int fence_fd);
 
 // Blocks up to timeout_ms (-1: forever). 1 = signalled, 0 = timed out, -errno on error.
 int sync_file_wait(int fence_fd, int timeout_ms);
+
+// When the sync_file's last fence signalled (CLOCK_MONOTONIC ns, SYNC_IOC_FILE_INFO); 0 when
+// it has not signalled yet or the kernel does not say.
+int64_t sync_file_signal_time_ns(int fence_fd);
 
 // A new sync_file that signals when both a and b did (SYNC_IOC_MERGE). When one of them is
 // < 0, a dup of the other. Empty on failure (errno set).

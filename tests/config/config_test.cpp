@@ -84,6 +84,27 @@ TEST(ConfigParse, XwaylandTable) {
   EXPECT_FALSE(cfg->xwayland_lazy);
 }
 
+TEST(ConfigParse, OutputTable) {
+  Config def = parse_ok("");
+  EXPECT_TRUE(def.frame_schedule);
+  EXPECT_DOUBLE_EQ(def.render_margin_ms, 1.0);
+  Config c = parse_ok("[output]\nframe_schedule = \"immediate\"\nrender_margin_ms = 2.5\n");
+  EXPECT_FALSE(c.frame_schedule);
+  EXPECT_DOUBLE_EQ(c.render_margin_ms, 2.5);
+  c = parse_ok("[output]\nframe_schedule = \"deadline\"\nrender_margin_ms = 0\n");
+  EXPECT_TRUE(c.frame_schedule);
+  EXPECT_DOUBLE_EQ(c.render_margin_ms, 0.0);
+  EXPECT_EQ(parse_error("[output]\nframe_schedule = \"asap\"\n"),
+            "test.toml:2:18: 'frame_schedule' must be one of deadline|immediate, not \"asap\"");
+  EXPECT_EQ(parse_error("[output]\nrender_margin_ms = -1\n"),
+            "test.toml:2:20: 'render_margin_ms' must be between 0 and 100 (ms)");
+  EXPECT_EQ(parse_error("[output]\nrender_margin_ms = \"1\"\n"),
+            "test.toml:2:20: 'render_margin_ms' must be a number, not a string");
+  EXPECT_EQ(parse_error("[output]\nmax_render_time = 3\n"),
+            "test.toml:2:1: unknown key 'max_render_time' in [output] (known: frame_schedule, "
+            "render_margin_ms)");
+}
+
 TEST(ConfigParse, EnumNamesRoundTrip) {
   // The transfer mode is transfer/mode.hpp's vocabulary; config parses the same names.
   for (auto v : {TransferMode::automatic, TransferMode::rgb, TransferMode::nv12, TransferMode::p010,
@@ -205,7 +226,7 @@ TEST(ConfigErrors, ExactPositions) {
   EXPECT_EQ(parse_error("general = 3\n"),
             "test.toml:1:11: 'general' must be a table, not an integer");
   EXPECT_EQ(parse_error("[colours]\n"),
-            "test.toml:1:2: unknown key 'colours' (known tables: general, headless, gpu, "
+            "test.toml:1:2: unknown key 'colours' (known tables: general, headless, output, gpu, "
             "transfer, input, xwayland, rule)");
   EXPECT_EQ(parse_error("[xwayland]\nenabled = \"yes\"\n"),
             "test.toml:2:11: 'enabled' must be true or false, not a string");

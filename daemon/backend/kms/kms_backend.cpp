@@ -23,6 +23,7 @@
 #include "gpu/gpu.hpp"
 #include "presentation-time-protocol.h"
 #include "render/egl_context.hpp"
+#include "sync/sync_file.hpp"
 #include "util/clock.hpp"
 #include "util/log.hpp"
 
@@ -498,10 +499,12 @@ void KmsOutput::queue(Frame frame, std::vector<kms::PropertyValue> props, bool r
       glFlush();
       int fd = sync != EGL_NO_SYNC_KHR ? egl.dup_fence_fd(dpy, sync) : -1;
       if (sync != EGL_NO_SYNC_KHR) egl.destroy_sync(dpy, sync);
-      if (fd >= 0)
+      if (fd >= 0) {
+        frame.render_fence = UniqueFd(fcntl(fd, F_DUPFD_CLOEXEC, 0));
         req.fences.push_back({primary_->id, primary_->props.get("IN_FENCE_FD"), UniqueFd(fd)});
-      else
+      } else {
         glFinish();
+      }
     } else if (egl.create_sync && egl.client_wait && !std::getenv("FERRY_KMS_GLFINISH")) {
       // No native fences (llvmpipe/kms_swrast): the display thread waits on the CPU.
       EGLSyncKHR sync = egl.create_sync(dpy, EGL_SYNC_FENCE_KHR, nullptr);
@@ -598,6 +601,11 @@ void KmsOutput::completed(kms::Completion& c) {
     consecutive_failures_ = 0;
     needs_modeset_ = false;
     last_seq_ = c.sequence;
+    // Ready for the vblank: committed to the kernel (after the display thread's CPU wait,
+    // if any) and, with IN_FENCE_FD, rendered.
+    if (f.kind == Kind::composed)
+      render_done_ns_ = std::max(c.committed_ns, sync_file_signal_time_ns(f.render_fence.get()));
+    f.render_fence = UniqueFd();
     if (content) {
       if (has_screen_) retire(screen_);
       screen_ = std::move(f);

@@ -40,6 +40,7 @@ class KmsOutput final : public OutputBackend {
   void submit(bool new_content) override;
   RenderTarget* front_target() override;
   uint32_t presentation_flags() const override;
+  int64_t render_done_ns() const override { return render_done_ns_; }
   Transform render_transform(Transform output_transform) const override;
   bool try_direct_scanout(Surface& surface, bool covers_output) override;
   void set_scanout_candidate(Surface* surface) override;
@@ -91,6 +92,9 @@ class KmsOutput final : public OutputBackend {
     BufferRef buffer;         // direct: the client buffer, locked until replaced
     bool owns_fb = false;     // direct: fb created for it, removed when replaced
     Overlay overlay;          // composed: a client buffer on an overlay plane above it
+    // composed, with IN_FENCE_FD: the render sync_file, for when the GPU finished it (the
+    // frame scheduler's compose times).
+    UniqueFd render_fence;
   };
 
   std::vector<kms::PropertyValue> plane_props(uint32_t fb, int32_t w, int32_t h) const;
@@ -118,6 +122,7 @@ class KmsOutput final : public OutputBackend {
   bool has_screen_ = false;
   std::deque<Frame> in_flight_;
   uint64_t last_seq_ = 0;
+  int64_t render_done_ns_ = 0;  // the composed frame presented last (0: unknown)
   int consecutive_failures_ = 0;
   bool direct_active_ = false;     // for logging transitions
   uint64_t direct_rejected_key_ = 0;  // format/modifier/size key the last test rejected

@@ -56,6 +56,9 @@ struct Completion {
   UniqueFd out_fence;        // sync_file from OUT_FENCE_PTR (may be empty)
   UniqueFd writeback_fence;  // sync_file from WRITEBACK_OUT_FENCE_PTR (may be empty)
   bool used_in_fence = false;  // fences went as IN_FENCE_FD (false: CPU wait, or none)
+  // CLOCK_MONOTONIC when the commit went to the kernel (after any CPU fence wait); 0 if it
+  // never did. The frame scheduler's "frame complete" time on KMS.
+  int64_t committed_ns = 0;
 };
 
 // A page flip reported by the kernel (or a fake).

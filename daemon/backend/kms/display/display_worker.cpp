@@ -204,6 +204,7 @@ int DisplayThread::Worker::commit_frame(Frame& frame) {
   if (result == 0) {
     result = committer_->commit(props, {false, request.allow_modeset});
     if (result == 0) {
+      frame.committed_ns = now_ns();
       if (frame.out_fence >= 0) frame.out_fence_fd.reset(frame.out_fence);
       if (frame.writeback_fence >= 0) frame.writeback_fence_fd.reset(frame.writeback_fence);
     }
@@ -265,6 +266,7 @@ void DisplayThread::Worker::finish(std::unique_ptr<Frame> frame, Completion::Kin
   completion.out_fence = std::move(frame->out_fence_fd);
   completion.writeback_fence = std::move(frame->writeback_fence_fd);
   completion.used_in_fence = frame->used_in_fence;
+  completion.committed_ns = frame->committed_ns;
   shared_.post(std::move(completion));
 }
 

@@ -62,6 +62,7 @@ class DisplayThread::Worker {
     bool cpu_fences = false;     // fences are waited on here, not given to the kernel
     bool cpu_wait_done = false;  // request.cpu_wait already returned true
     bool used_in_fence = false;
+    int64_t committed_ns = 0;  // when the (non-test) commit returned
   };
   struct CrtcQueue {
     std::deque<std::unique_ptr<Frame>> waiting;  // oldest first, not yet committed

@@ -1,0 +1,51 @@
+#include "core/frame_schedule.hpp"
+
+#include <algorithm>
+#include <vector>
+
+namespace ferry {
+
+void FrameScheduler::record_compose(int64_t ns) {
+  if (ns < 0) ns = 0;
+  window_.push_back(ns);
+  if (window_.size() > kWindow) window_.pop_front();
+}
+
+int64_t FrameScheduler::predicted_compose_ns() const {
+  if (window_.empty()) return 0;
+  std::vector<int64_t> sorted(window_.begin(), window_.end());
+  // Nearest rank: the smallest value with at least kPercentile % of the samples <= it.
+  size_t rank = (sorted.size() * kPercentile + 99) / 100;
+  size_t idx = std::max<size_t>(rank, 1) - 1;
+  std::nth_element(sorted.begin(), sorted.begin() + ptrdiff_t(idx), sorted.end());
+  return sorted[idx];
+}
+
+void FrameScheduler::presented(int64_t timestamp_ns, uint64_t seq) {
+  last_vblank_ns_ = timestamp_ns;
+  last_seq_ = seq;
+  have_vblank_ = true;
+}
+
+FrameScheduler::Plan FrameScheduler::plan(int64_t now_ns, int64_t period_ns) const {
+  Plan p;
+  p.start_ns = now_ns;
+  if (!have_vblank_ || period_ns <= 0) return p;
+  int64_t lead = 0;
+  if (config_.enabled && !window_.empty()) lead = predicted_compose_ns() + config_.margin_ns;
+  // Composing takes a period or more: waiting cannot help, start at once.
+  if (lead >= period_ns) lead = 0;
+  // Smallest k >= 1 with last + k * period - lead > now.
+  int64_t behind = now_ns + lead - last_vblank_ns_;
+  int64_t k = behind < 0 ? 1 : behind / period_ns + 1;
+  p.vblank_ns = last_vblank_ns_ + k * period_ns;
+  p.vblank_seq = last_seq_ + uint64_t(k);
+  if (lead > 0) p.start_ns = std::max(now_ns, p.vblank_ns - lead);
+  return p;
+}
+
+void FrameScheduler::frame_shown(uint64_t planned_seq, uint64_t shown_seq) {
+  if (planned_seq != 0 && shown_seq > planned_seq) misses_++;
+}
+
+}  // namespace ferry

@@ -1,0 +1,70 @@
+#pragma once
+// When an output composes its next frame (issue 13): at
+//   next vblank - predicted compose time - margin,
+// so that a commit arriving just before that deadline is still shown at that vblank, and
+// the frame is not composed a whole period early (when it would miss every commit made
+// during the wait). The prediction is a high percentile (p95) of the compose times measured
+// over the last frames, so one slow frame does not move it but a sustained slowdown does.
+// The next vblank is predicted from the last presented timestamp plus whole periods.
+//
+// Pure logic: every time is an input (CLOCK_MONOTONIC ns); nothing here reads a clock, so
+// it is unit-tested with made-up times. Main thread only; owned by its Output.
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+
+namespace ferry {
+
+struct FrameScheduleConfig {
+  // false: compose as soon as there is work (the frame shows at the vblank after it is done).
+  bool enabled = true;
+  int64_t margin_ns = 1'000'000;  // slack added to the predicted compose time
+};
+
+class FrameScheduler {
+ public:
+  static constexpr size_t kWindow = 60;    // compose times kept
+  static constexpr int kPercentile = 95;   // of the window, as the prediction
+
+  explicit FrameScheduler(FrameScheduleConfig config = {}) : config_(config) {}
+  void set_config(const FrameScheduleConfig& config) { config_ = config; }
+  const FrameScheduleConfig& config() const { return config_; }
+
+  // One measured compose time: from the start of the repaint to the frame being complete
+  // (CPU work and GPU completion).
+  void record_compose(int64_t ns);
+  // The kPercentile-th percentile of the window (nearest rank); 0 while it is empty.
+  int64_t predicted_compose_ns() const;
+  size_t samples() const { return window_.size(); }
+
+  // A vblank happened at 'timestamp_ns' with counter 'seq'.
+  void presented(int64_t timestamp_ns, uint64_t seq);
+
+  struct Plan {
+    int64_t start_ns = 0;     // when to compose (== now: at once)
+    int64_t vblank_ns = 0;    // the vblank the frame is meant for (0: unknown, no vblank yet)
+    uint64_t vblank_seq = 0;  // its sequence number (0: unknown)
+  };
+  // Work appeared at 'now_ns' (damage, or callbacks waiting) on an output with 'period_ns'.
+  // Enabled: the first vblank V with V - lead > now, where lead = prediction +
+  // margin, and start = V - lead. A commit made before 'start' is
+  // therefore shown at V; one made after it at V + period. Disabled, before the first vblank
+  // or before the first measurement: start = now, V = the next vblank.
+  Plan plan(int64_t now_ns, int64_t period_ns) const;
+
+  // A composed frame planned for 'planned_seq' was shown at 'shown_seq': counts a miss when
+  // it came later than planned.
+  void frame_shown(uint64_t planned_seq, uint64_t shown_seq);
+  uint64_t misses() const { return misses_; }
+
+ private:
+  FrameScheduleConfig config_;
+  std::deque<int64_t> window_;
+  int64_t last_vblank_ns_ = 0;
+  uint64_t last_seq_ = 0;
+  bool have_vblank_ = false;
+  uint64_t misses_ = 0;
+};
+
+}  // namespace ferry

@@ -1,0 +1,118 @@
+// Layer 1: FrameScheduler (core/frame_schedule.*) with made-up times: the compose deadline,
+// the percentile prediction, which vblank a commit makes, misses, and the switch off.
+#include <gtest/gtest.h>
+
+#include "core/frame_schedule.hpp"
+
+namespace ferry {
+namespace {
+
+constexpr int64_t kMs = 1'000'000;
+constexpr int64_t kPeriod = 16'666'667;  // 60 Hz
+
+FrameScheduler with_samples(int64_t compose_ns, size_t n, int64_t margin_ns = 1 * kMs) {
+  FrameScheduler s(FrameScheduleConfig{true, margin_ns});
+  for (size_t i = 0; i < n; ++i) s.record_compose(compose_ns);
+  return s;
+}
+
+TEST(FrameSchedule, DeadlineIsNextVblankMinusPredictionMinusMargin) {
+  FrameScheduler s = with_samples(3 * kMs, 10, 1 * kMs);
+  s.presented(1000 * kMs, 60);
+  // Work appears 2 ms after the vblank: compose at 1000 + period - 3 - 1 ms.
+  FrameScheduler::Plan p = s.plan(1002 * kMs, kPeriod);
+  EXPECT_EQ(p.vblank_ns, 1000 * kMs + kPeriod);
+  EXPECT_EQ(p.vblank_seq, 61u);
+  EXPECT_EQ(p.start_ns, 1000 * kMs + kPeriod - 4 * kMs);
+}
+
+TEST(FrameSchedule, CommitBeforeDeadlineMakesNextVblankAfterItTheOneAfter) {
+  FrameScheduler s = with_samples(3 * kMs, 10, 1 * kMs);
+  s.presented(1000 * kMs, 60);
+  const int64_t deadline = 1000 * kMs + kPeriod - 4 * kMs;
+  FrameScheduler::Plan before = s.plan(deadline - 1, kPeriod);
+  EXPECT_EQ(before.vblank_seq, 61u);
+  EXPECT_EQ(before.start_ns, deadline);
+  FrameScheduler::Plan at = s.plan(deadline, kPeriod);
+  EXPECT_EQ(at.vblank_seq, 62u);
+  EXPECT_EQ(at.vblank_ns, 1000 * kMs + 2 * kPeriod);
+  EXPECT_EQ(at.start_ns, deadline + kPeriod);
+  // Several periods without a vblank report (an idle output): the grid still holds.
+  FrameScheduler::Plan later = s.plan(1000 * kMs + 5 * kPeriod + 1 * kMs, kPeriod);
+  EXPECT_EQ(later.vblank_seq, 66u);
+  EXPECT_EQ(later.start_ns, 1000 * kMs + 6 * kPeriod - 4 * kMs);
+}
+
+TEST(FrameSchedule, PredictionIsAPercentileNotTheMean) {
+  FrameScheduler s = with_samples(2 * kMs, 59);
+  s.record_compose(200 * kMs);  // one very slow frame
+  EXPECT_EQ(s.predicted_compose_ns(), 2 * kMs);
+  // The mean (5.3 ms) would have moved the deadline; the percentile does not.
+  s.presented(1000 * kMs, 1);
+  EXPECT_EQ(s.plan(1001 * kMs, kPeriod).start_ns, 1000 * kMs + kPeriod - 3 * kMs);
+}
+
+TEST(FrameSchedule, SustainedSlowdownMovesThePrediction) {
+  FrameScheduler s = with_samples(2 * kMs, 60);
+  for (int i = 0; i < 10; ++i) s.record_compose(6 * kMs);
+  EXPECT_EQ(s.predicted_compose_ns(), 6 * kMs);
+  s.presented(1000 * kMs, 1);
+  EXPECT_EQ(s.plan(1001 * kMs, kPeriod).start_ns, 1000 * kMs + kPeriod - 7 * kMs);
+  // And back: once the window holds fast frames only, the prediction drops again.
+  for (size_t i = 0; i < FrameScheduler::kWindow; ++i) s.record_compose(1 * kMs);
+  EXPECT_EQ(s.predicted_compose_ns(), 1 * kMs);
+}
+
+TEST(FrameSchedule, PercentileOfAMixedWindow) {
+  FrameScheduler s;
+  for (int i = 1; i <= 60; ++i) s.record_compose(i * kMs);  // 1..60 ms
+  EXPECT_EQ(s.predicted_compose_ns(), 57 * kMs);            // nearest rank 57 of 60
+  EXPECT_EQ(s.samples(), 60u);
+  s.record_compose(100 * kMs);  // the oldest (1 ms) leaves the window: 2..60, 100
+  EXPECT_EQ(s.samples(), 60u);
+  EXPECT_EQ(s.predicted_compose_ns(), 58 * kMs);
+}
+
+TEST(FrameSchedule, ComposeLongerThanAPeriodStartsAtOnce) {
+  FrameScheduler s = with_samples(40 * kMs, 10);
+  s.presented(1000 * kMs, 5);
+  FrameScheduler::Plan p = s.plan(1001 * kMs, kPeriod);
+  // Composing takes longer than a period: waiting cannot help, start at once.
+  EXPECT_EQ(p.start_ns, 1001 * kMs);
+  EXPECT_EQ(p.vblank_seq, 6u);
+}
+
+TEST(FrameSchedule, DisabledComposesImmediately) {
+  FrameScheduler s(FrameScheduleConfig{false, 1 * kMs});
+  for (int i = 0; i < 10; ++i) s.record_compose(3 * kMs);
+  s.presented(1000 * kMs, 60);
+  FrameScheduler::Plan p = s.plan(1002 * kMs, kPeriod);
+  EXPECT_EQ(p.start_ns, 1002 * kMs);
+  EXPECT_EQ(p.vblank_seq, 61u);  // still known, for counting misses
+  // Late in the period it still composes at once, for the next vblank.
+  p = s.plan(1000 * kMs + kPeriod - 1 * kMs, kPeriod);
+  EXPECT_EQ(p.start_ns, 1000 * kMs + kPeriod - 1 * kMs);
+  EXPECT_EQ(p.vblank_seq, 61u);
+}
+
+TEST(FrameSchedule, ImmediateUntilThereIsSomethingToPredictFrom) {
+  FrameScheduler s;
+  EXPECT_EQ(s.plan(5 * kMs, kPeriod).start_ns, 5 * kMs);  // no vblank yet
+  EXPECT_EQ(s.plan(5 * kMs, kPeriod).vblank_seq, 0u);
+  s.presented(1000 * kMs, 1);
+  EXPECT_EQ(s.plan(1001 * kMs, kPeriod).start_ns, 1001 * kMs);  // no compose time measured
+  s.record_compose(2 * kMs);
+  EXPECT_EQ(s.plan(1001 * kMs, kPeriod).start_ns, 1000 * kMs + kPeriod - 3 * kMs);
+}
+
+TEST(FrameSchedule, CountsFramesShownLaterThanPlanned) {
+  FrameScheduler s;
+  s.frame_shown(10, 10);
+  s.frame_shown(11, 12);
+  s.frame_shown(0, 20);  // no plan (before the first vblank): not counted
+  s.frame_shown(13, 13);
+  EXPECT_EQ(s.misses(), 1u);
+}
+
+}  // namespace
+}  // namespace ferry
