@@ -300,11 +300,13 @@ void print_stats(Server& server, double seconds) {
     const OutputStats& s = o->stats();
     std::printf(
         "%s %dx%d@%.2f: composed %llu, presented %llu, dropped %llu, no-op flips %llu, "
-        "direct scanout %llu, overlay %llu, damage rects %llu in %llu passes",
+        "direct scanout %llu, overlay %llu, cursor on plane %llu, cursor composed %llu, "
+        "damage rects %llu in %llu passes",
         o->name().c_str(), o->mode().width, o->mode().height, o->mode().refresh_mhz / 1000.0,
         (unsigned long long)s.frames_composed, (unsigned long long)s.frames_presented,
         (unsigned long long)s.frames_dropped, (unsigned long long)s.noop_flips,
         (unsigned long long)s.direct_scanout, (unsigned long long)s.overlay_frames,
+        (unsigned long long)s.cursor_plane_frames, (unsigned long long)s.cursor_composed_frames,
         (unsigned long long)s.rects_drawn, (unsigned long long)s.render_passes);
     if (seconds > 0)
       std::printf(", %.1f presented/s", double(s.frames_presented) / seconds);
