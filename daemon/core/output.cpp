@@ -4,8 +4,12 @@
 #include <unistd.h>
 #include <wayland-server-protocol.h>
 
+#include <drm_fourcc.h>
+
 #include <algorithm>
 
+#include "core/cursor.hpp"
+#include "core/seat.hpp"
 #include "core/server.hpp"
 #include "core/surface.hpp"
 #include "protocol/presentation_time.hpp"
@@ -40,6 +44,7 @@ Output::~Output() {
   for (wl_resource* r : in_flight_callbacks_.take()) wl_resource_destroy(r);
   for (wl_resource* r : in_flight_feedbacks_.take()) presentation_feedback_discard(r);
   if (global_) wl_global_destroy(global_);
+  server_.renderer().release_offscreen(scratch_, scratch_tex_);
 }
 
 void Output::set_backend(std::unique_ptr<OutputBackend> backend) { backend_ = std::move(backend); }
@@ -152,8 +157,9 @@ void Output::schedule_frame() {
   arm_repaint();
 }
 
-void Output::request_capture() {
+void Output::request_capture(bool with_cursor) {
   capture_wanted_ = true;
+  capture_cursor_ = capture_cursor_ || with_cursor;
   if (front_complete_)
     schedule_frame();
   else
@@ -212,8 +218,12 @@ void Output::repaint() {
     if (!owns_callbacks_of(*s)) continue;
     if (!s->frame_callbacks().empty() || !s->feedbacks().empty()) waiting = true;
   }
+  bool compose_cursor = place_cursor();
   bool content = !damage_.empty();
   if (!content && !waiting) return;
+  in_flight_cursor_on_plane_ = cursor_on_plane_;
+  in_flight_cursor_box_ = Rect{};
+  if (cursor_on_plane_) stats_.cursor_plane_frames++;
 
   // What goes out with this frame: every callback committed so far on this output.
   for (Surface* s : server_.surfaces()) {
@@ -223,7 +233,7 @@ void Output::repaint() {
   }
   frame_wanted_ = false;
 
-  if (content && !capture_wanted_ && try_direct_scanout()) {
+  if (content && !capture_wanted_ && !compose_cursor && try_direct_scanout()) {
     in_flight_complete_ = false;
     damage_.clear();
     history_.clear();  // composed targets no longer hold the previous frame
@@ -254,23 +264,7 @@ void Output::repaint() {
     frame.damage = draw;
     std::copy(std::begin(server_.options().background), std::end(server_.options().background),
               frame.background);
-    for (const SceneItem& it : server_.scene().collect()) {
-      if (it.box.intersect(frame.output_box).empty()) continue;
-      if (it.surface == overlay) continue;  // on its own plane, above this frame
-      DrawItem di;
-      di.texture = it.surface->texture();
-      di.box = it.box;
-      it.surface->source_box(&di.src_x, &di.src_y, &di.src_w, &di.src_h);
-      di.buffer_transform = it.surface->buffer_transform();
-      if (!it.surface->opaque_region().empty()) {
-        di.opaque = it.surface->opaque_region();
-        di.opaque.translate(it.box.x, it.box.y);
-      }
-      frame.items.push_back(di);
-      // Buffers sampled in place (dmabuf) stay locked until this frame is on screen: by
-      // then the GPU has finished reading them.
-      if (Buffer* b = it.surface->buffer()) in_flight_buffers_.emplace_back(b);
-    }
+    collect_items(frame, overlay, compose_cursor, &in_flight_buffers_);
     FrameStats fs = server_.renderer().render(*target, frame);
     stats_.rects_drawn += fs.rects;
     stats_.render_passes += fs.passes;
@@ -280,7 +274,12 @@ void Output::repaint() {
     if (history_.size() > kDamageHistory) history_.erase(history_.begin());
     damage_.clear();
     in_flight_complete_ = overlay == nullptr;
+    if (compose_cursor) {
+      in_flight_cursor_box_ = cursor_composed_;
+      stats_.cursor_composed_frames++;
+    }
     capture_wanted_ = false;
+    capture_cursor_ = false;
     backend_->submit(true);
     in_flight_composed_ = true;
     // From the planned start: a timer that fired late cost that time too.
@@ -293,6 +292,100 @@ void Output::repaint() {
   }
   frame_in_flight_ = true;
   in_flight_has_content_ = content;
+}
+
+void Output::collect_items(FrameInput& frame, Surface* overlay, bool cursor,
+                           std::vector<BufferRef>* keep) const {
+  for (const SceneItem& it : server_.scene().collect()) {
+    if (it.box.intersect(frame.output_box).empty()) continue;
+    if (it.surface == overlay) continue;  // on its own plane, above this frame
+    DrawItem di;
+    di.texture = it.surface->texture();
+    di.box = it.box;
+    it.surface->source_box(&di.src_x, &di.src_y, &di.src_w, &di.src_h);
+    di.buffer_transform = it.surface->buffer_transform();
+    if (!it.surface->opaque_region().empty()) {
+      di.opaque = it.surface->opaque_region();
+      di.opaque.translate(it.box.x, it.box.y);
+    }
+    frame.items.push_back(di);
+    // Buffers sampled in place (dmabuf) stay locked until this frame is on screen: by
+    // then the GPU has finished reading them.
+    if (Buffer* b = it.surface->buffer(); b && keep) keep->emplace_back(b);
+  }
+  if (!cursor) return;
+  const Cursor& c = server_.seat().cursor();
+  frame.items.push_back(c.draw_item());  // above everything
+  if (Surface* s = c.surface(); s && s->buffer() && keep) keep->emplace_back(s->buffer());
+}
+
+bool Output::place_cursor() {
+  const Cursor& c = server_.seat().cursor();
+  DrawItem item = c.draw_item();
+  Rect out = layout_box();
+  bool here = item.texture && !item.box.intersect(out).empty();
+  bool plane = false;
+  // The plane shows framebuffer pixels 1:1: only on unscaled, untransformed outputs.
+  if (here && !(capture_wanted_ && capture_cursor_) && scale_ == 1 &&
+      transform_ == Transform::normal)
+    plane = backend_->show_cursor(&item, item.box.x - out.x, item.box.y - out.y, c.image_serial());
+  else
+    backend_->show_cursor(nullptr, 0, 0, 0);
+  Rect composed = here && !plane ? item.box : Rect{};
+  if (composed != cursor_composed_ ||
+      (!composed.empty() && c.image_serial() != cursor_composed_serial_)) {
+    // Where the composed cursor was and is now must be drawn again.
+    Region d;
+    if (!cursor_composed_.empty()) d.add(cursor_composed_);
+    if (!composed.empty()) d.add(composed);
+    d.intersect(out);
+    if (!d.empty()) damage_.add(d);
+  }
+  cursor_composed_ = composed;
+  cursor_composed_serial_ = c.image_serial();
+  cursor_on_plane_ = plane;
+  return !composed.empty();
+}
+
+void Output::cursor_changed(const Rect& box, bool image) {
+  (void)image;  // place_cursor() compares image serials itself
+  Rect out = layout_box();
+  if (cursor_on_plane_) {
+    schedule_frame();  // a plane update; place_cursor() sees whether it still fits
+    return;
+  }
+  // Composed: the old and new places are damage now, so a capture waits for them.
+  Region d;
+  if (!cursor_composed_.empty()) d.add(cursor_composed_);
+  if (!box.empty()) d.add(box);
+  d.intersect(out);
+  if (!d.empty()) add_damage(d);
+}
+
+bool Output::read_front(const Rect& fb_rect, bool with_cursor, uint8_t* dst, int32_t stride) {
+  RenderTarget* front = backend_ ? backend_->front_target() : nullptr;
+  Renderer& r = server_.renderer();
+  if (!front || !r.read_pixels(*front, fb_rect, DRM_FORMAT_XRGB8888, dst, stride)) return false;
+  if (with_cursor || front_cursor_box_.empty()) return true;
+  // That frame composed the cursor: draw its area again without it, over the copy.
+  FrameInput frame;
+  frame.output_box = layout_box();
+  frame.scale = scale_;
+  frame.transform = backend_->render_transform(transform_);
+  frame.damage = Region(front_cursor_box_);
+  frame.damage.intersect(frame.output_box);
+  std::copy(std::begin(server_.options().background), std::end(server_.options().background),
+            frame.background);
+  Rect patch = Renderer::layout_to_framebuffer(frame.damage, frame.output_box, scale_,
+                                               frame.transform)
+                   .extents()
+                   .intersect(fb_rect);
+  if (patch.empty()) return true;
+  if (!r.ensure_offscreen(scratch_, scratch_tex_, front->width, front->height)) return false;
+  collect_items(frame, nullptr, false, nullptr);
+  r.render(scratch_, frame);
+  uint8_t* at = dst + size_t(patch.y - fb_rect.y) * size_t(stride) + size_t(patch.x - fb_rect.x) * 4;
+  return r.read_pixels(scratch_, patch, DRM_FORMAT_XRGB8888, at, stride);
 }
 
 Surface* Output::choose_overlay(bool compose_all) {
@@ -352,7 +445,11 @@ bool Output::try_direct_scanout() {
 void Output::presented(int64_t timestamp_ns, uint64_t seq, bool new_content) {
   frame_in_flight_ = false;
   in_flight_buffers_.clear();
-  if (new_content) front_complete_ = in_flight_complete_;
+  if (new_content) {
+    front_complete_ = in_flight_complete_;
+    front_cursor_box_ = in_flight_cursor_box_;
+  }
+  front_cursor_on_plane_ = in_flight_cursor_on_plane_;
   last_present_ns_ = timestamp_ns;
   last_seq_ = seq;
   if (new_content)

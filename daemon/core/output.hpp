@@ -20,6 +20,7 @@
 
 #include "core/buffer.hpp"
 #include "core/frame_schedule.hpp"
+#include "render/renderer.hpp"
 #include "render/render_target.hpp"
 #include "util/region.hpp"
 #include "util/resource_list.hpp"
@@ -69,6 +70,17 @@ class OutputBackend {
     (void)fb_box;
     return false;
   }
+  // Cursor plane, for the next submit (composed or not): 'cursor' (its box only gives the
+  // size) shown with its top-left at framebuffer position (x, y); 'image_serial' changes
+  // when its pixels do. true when a plane shows it (the Output then leaves it out of the
+  // composed frame); false: the Output composes it. null hides the plane.
+  virtual bool show_cursor(const DrawItem* cursor, int32_t x, int32_t y, uint64_t image_serial) {
+    (void)cursor;
+    (void)x;
+    (void)y;
+    (void)image_serial;
+    return false;
+  }
   virtual bool try_direct_scanout(Surface& surface, bool covers_output) {
     (void)surface;
     (void)covers_output;
@@ -93,6 +105,8 @@ struct OutputStats {
   uint64_t frames_late = 0;       // composed frames shown after the vblank they were planned for
   int64_t predicted_compose_ns = 0;  // the frame scheduler's prediction (0: none yet)
   int64_t last_compose_ns = 0;       // measured compose time of the frame presented last
+  uint64_t cursor_plane_frames = 0;     // frames with the cursor on the cursor plane
+  uint64_t cursor_composed_frames = 0;  // composed frames that drew the cursor
 };
 
 class Output {
@@ -130,11 +144,22 @@ class Output {
   void schedule_frame();
   // Screen capture (screencopy) reads the composed frame: whether the frame on screen was
   // composed whole (no surface on its own plane), and a request that the next frame is.
-  bool front_is_complete() const { return front_complete_; }
+  // With 'with_cursor', also that the cursor was composed into it (not on its plane).
+  bool front_is_complete(bool with_cursor) const {
+    return front_complete_ && (!with_cursor || !front_cursor_on_plane_);
+  }
   // Damage not yet drawn into a presented frame: committed contents the screen does not
   // show yet (a capture must wait for the frame that draws it).
   bool has_pending_damage() const { return !damage_.empty() || (frame_in_flight_ && in_flight_has_content_); }
-  void request_capture();
+  // The next frame is composed whole; with the cursor composed too when 'with_cursor'
+  // (otherwise it may stay on its plane).
+  void request_capture(bool with_cursor);
+  // Copies a framebuffer rectangle of the frame on screen (front_is_complete(with_cursor)
+  // must hold): without the cursor when 'with_cursor' is false, whether or not the frame
+  // composed it. XRGB8888/ARGB8888 memory layout.
+  bool read_front(const Rect& fb_rect, bool with_cursor, uint8_t* dst, int32_t stride);
+  // The cursor's image or position changed (core/cursor.*): 'box' is where it is now.
+  void cursor_changed(const Rect& box, bool image);
 
   // Called by the backend when a vblank happened; 'new_content' tells whether the frame
   // submitted last is now on screen. timestamp: CLOCK_MONOTONIC ns; seq: vblank counter.
@@ -166,6 +191,13 @@ class Output {
   void arm_repaint();
   static int on_repaint_timer(int fd, uint32_t mask, void* data);
   bool try_direct_scanout();
+  // Shows the cursor on the backend's plane or marks it for composition (damage where it
+  // moved); true when it must be composed into this frame.
+  bool place_cursor();
+  // The draw list of the scene for 'frame' (cursor appended when 'cursor'), buffers kept
+  // in 'keep' when given.
+  void collect_items(FrameInput& frame, Surface* overlay, bool cursor,
+                     std::vector<BufferRef>* keep) const;
   Surface* choose_overlay(bool compose_all);
   // Frame callbacks of surfaces on no output are paced by the first output.
   bool owns_callbacks_of(const Surface& s) const;
@@ -209,6 +241,15 @@ class Output {
   bool front_complete_ = false;      // the frame on screen was composed whole
   Surface* overlay_surface_ = nullptr;  // on an overlay plane in the last composed frame
   Rect overlay_box_;                    // its framebuffer rectangle
+  // The cursor: where the last frame placed it (layout), composed or on the plane.
+  Rect cursor_composed_;              // drawn into the composed frames (empty: not)
+  uint64_t cursor_composed_serial_ = 0;
+  bool cursor_on_plane_ = false;
+  bool capture_cursor_ = false;       // the capture waiting wants the cursor composed
+  bool in_flight_cursor_on_plane_ = false, front_cursor_on_plane_ = false;
+  Rect in_flight_cursor_box_, front_cursor_box_;  // composed into that frame (layout)
+  GLuint scratch_tex_ = 0;            // read_front(): the frame again without the cursor
+  RenderTarget scratch_;
 };
 
 }  // namespace ferry

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <utility>
 
+#include "core/cursor.hpp"
 #include "core/output.hpp"
 #include "core/scene.hpp"
 #include "core/server.hpp"
@@ -95,17 +96,7 @@ Seat::Seat(Server& server, std::unique_ptr<KeyboardState> keyboard)
     focused_view_ = nullptr;  // its surface is gone; do not touch the view
     focus_view(next_focus_candidate(nullptr, dying));
   });
-  cursor_destroy_.set_callback([this](void*) {
-    cursor_ = nullptr;
-    cursor_destroy_.disconnect();
-    cursor_commit_.disconnect();
-  });
-  cursor_commit_.set_callback([this](void* data) {
-    // Attach offsets move the hotspot the other way (wl_pointer.set_cursor).
-    auto* s = static_cast<Surface*>(data);
-    hotspot_x_ -= s->take_dx();
-    hotspot_y_ -= s->take_dy();
-  });
+  cursor_ = std::make_unique<Cursor>(server_);
   for (Selection which : {Selection::clipboard, Selection::primary}) {
     SelectionSlot& slot = selections_[int(which)];
     slot.destroy.set_callback([this, &slot, which](void*) {
@@ -164,6 +155,7 @@ void Seat::move_pointer(uint32_t time_ms, double x, double y) {
   clamp_to_outputs(&x, &y);
   x_ = x;
   y_ = y;
+  cursor_->set_position(x, y);
   update_pointer_focus(time_ms, true);
 }
 
@@ -266,11 +258,8 @@ void Seat::set_pointer_focus(Surface* surface, double sx, double sy) {
     }
   }
   // A cursor image belongs to the client that set it while focused.
-  if (cursor_ && (!surface || cursor_->client() != surface->client())) {
-    cursor_ = nullptr;
-    cursor_destroy_.disconnect();
-    cursor_commit_.disconnect();
-  }
+  if (!surface || !pointer_focus_ || pointer_focus_->client() != surface->client())
+    cursor_->use_default();
   pointer_focus_ = surface;
   pointer_focus_destroy_.disconnect();
   focus_sx_ = sx;
@@ -352,15 +341,12 @@ bool Seat::has_implicit_grab(const Surface* origin, uint32_t serial) const {
 void Seat::set_cursor(wl_client* client, uint32_t serial, Surface* surface, int32_t hx,
                       int32_t hy) {
   if (!pointer_focus_ || pointer_focus_->client() != client || serial != enter_serial_) return;
-  cursor_destroy_.disconnect();
-  cursor_commit_.disconnect();
-  cursor_ = surface;
-  hotspot_x_ = hx;
-  hotspot_y_ = hy;
-  if (!surface) return;
-  cursor_destroy_.connect(&surface->on_destroy);
-  cursor_commit_.connect(&surface->on_commit);
+  cursor_->use_surface(surface, hx, hy);
 }
+
+Surface* Seat::cursor_surface() const { return cursor_->surface(); }
+int32_t Seat::cursor_hotspot_x() const { return cursor_->hotspot_x(); }
+int32_t Seat::cursor_hotspot_y() const { return cursor_->hotspot_y(); }
 
 // ---- Pointer constraints ----
 

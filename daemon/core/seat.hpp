@@ -25,6 +25,7 @@
 
 namespace ferry {
 
+class Cursor;
 class KeyboardState;
 class Server;
 class Surface;
@@ -154,11 +155,15 @@ class Seat final : public InputSink {
   void rebase_pointer();
 
   // wl_pointer.set_cursor, role already checked. 'surface' null hides the cursor. Ignored
-  // unless 'client' has the pointer focus and 'serial' is the latest enter serial.
+  // unless 'client' has the pointer focus and 'serial' is the latest enter serial. The
+  // image stays the client's while its surfaces have the focus; the default image comes
+  // back when the focus goes to another client or to none.
   void set_cursor(wl_client* client, uint32_t serial, Surface* surface, int32_t hx, int32_t hy);
-  Surface* cursor_surface() const { return cursor_; }  // may be null (hidden/default)
-  int32_t cursor_hotspot_x() const { return hotspot_x_; }
-  int32_t cursor_hotspot_y() const { return hotspot_y_; }
+  Cursor& cursor() { return *cursor_; }
+  const Cursor& cursor() const { return *cursor_; }
+  Surface* cursor_surface() const;  // may be null (hidden/default)
+  int32_t cursor_hotspot_x() const;
+  int32_t cursor_hotspot_y() const;
 
   // Keyboard. The focused view is the activated toplevel; null if none.
   KeyboardState* keyboard() const { return keyboard_.get(); }
@@ -284,9 +289,7 @@ class Seat final : public InputSink {
   uint32_t grab_serial_ = 0;
   Listener pointer_focus_destroy_;
 
-  Surface* cursor_ = nullptr;
-  int32_t hotspot_x_ = 0, hotspot_y_ = 0;
-  Listener cursor_destroy_, cursor_commit_;
+  std::unique_ptr<Cursor> cursor_;
 
   View* focused_view_ = nullptr;
   // Mapped popups with a keyboard grab, oldest first; the newest has the keyboard focus.

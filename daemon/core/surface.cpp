@@ -163,9 +163,12 @@ void Surface::apply_state(SurfaceState& p) {
     if (p.buffer_resource && !b)
       log_warn("wl_surface@%u: unsupported buffer type", wl_resource_get_id(resource_));
     buffer_ = BufferRef(b);
+    buffer_changed = true;
+  }
+  // attach dx/dy (before v5) or wl_surface.offset (v5): roles read it with take_dx().
+  if (p.committed & (SurfaceState::kBuffer | SurfaceState::kOffset)) {
     pending_dx_ += p.dx;
     pending_dy_ += p.dy;
-    buffer_changed = true;
   }
   if (p.committed & SurfaceState::kOpaque) current_.opaque = p.opaque;
   if (p.committed & SurfaceState::kInput) current_.input = p.input;

@@ -1,6 +1,8 @@
 // zwlr_screencopy_manager_v1 (XML in protocol/, written for ferry): grim and tests capture
 // outputs through it. Copies come from the output's front buffer, which the renderer keeps
-// in framebuffer orientation with row 0 at the top (no y_invert).
+// in framebuffer orientation with row 0 at the top (no y_invert). overlay_cursor decides
+// whether the pointer is in the copy: a frame with the cursor on its plane is recomposed
+// with it; a composed cursor is drawn over again without it (Output::read_front).
 #include <drm_fourcc.h>
 #include <wayland-server-protocol.h>
 
@@ -22,8 +24,8 @@ constexpr uint32_t kVersion = 3;
 
 class Frame {
  public:
-  Frame(Server& server, Output* output, wl_resource* resource, const Rect& fb_rect)
-      : server_(server), output_(output), resource_(resource), rect_(fb_rect) {
+  Frame(Server& server, Output* output, wl_resource* resource, const Rect& fb_rect, bool cursor)
+      : server_(server), output_(output), resource_(resource), rect_(fb_rect), cursor_(cursor) {
     if (output_) {
       present_listener_.connect(&output_->on_present, [this](void*) { on_present(); });
       frame_listener_.connect(&output_->on_frame, [this](void*) { damaged_ = true; });
@@ -72,7 +74,7 @@ class Frame {
     // Copy after the next presentation; without damage requirement, at once if the frame
     // on screen was composed whole (not with surfaces on their own planes) and shows every
     // commit made so far (no damage waits to be drawn or presented).
-    if (!with_damage && output_->front_is_complete() && output_->backend()->front_target() &&
+    if (!with_damage && output_->front_is_complete(cursor_) && output_->backend()->front_target() &&
         !output_->has_pending_damage()) {
       do_copy();
       return;
@@ -81,7 +83,7 @@ class Frame {
     if (with_damage)
       output_->schedule_frame();
     else
-      output_->request_capture();
+      output_->request_capture(cursor_);
   }
 
   void output_gone() {
@@ -101,8 +103,8 @@ class Frame {
       output_->schedule_frame();
       return;
     }
-    if (!output_->front_is_complete() || !output_->backend()->front_target()) {
-      output_->request_capture();
+    if (!output_->front_is_complete(cursor_) || !output_->backend()->front_target()) {
+      output_->request_capture(cursor_);
       return;
     }
     // Commits that arrived after this frame was composed: the next frame draws them. A
@@ -115,11 +117,9 @@ class Frame {
   void do_copy() {
     done_ = true;
     Buffer* b = Buffer::from_resource(buffer_);
-    RenderTarget* t = output_->backend()->front_target();
     auto* shm = b ? static_cast<ShmBuffer*>(b) : nullptr;
     uint8_t* dst = shm ? shm->begin_write_access() : nullptr;
-    bool ok = dst && server_.renderer().read_pixels(*t, rect_, DRM_FORMAT_XRGB8888, dst,
-                                                     shm->stride());
+    bool ok = dst && output_->read_front(rect_, cursor_, dst, shm->stride());
     if (dst && !shm->end_access()) ok = false;
     if (!ok) {
       zwlr_screencopy_frame_v1_send_failed(resource_);
@@ -139,6 +139,7 @@ class Frame {
   Output* output_;
   wl_resource* resource_;
   Rect rect_;
+  bool cursor_;  // overlay_cursor: the capture shows the cursor
   wl_resource* buffer_ = nullptr;
   bool used_ = false, done_ = false, with_damage_ = false, damaged_ = false;
   int pending_waits_ = 0;  // presents waited for damage still to be drawn
@@ -156,8 +157,8 @@ const struct zwlr_screencopy_frame_v1_interface kFrameImpl = {frame_copy, frame_
 
 void frame_resource_destroy(wl_resource* r) { delete Frame::from(r); }
 
-void capture(wl_client* client, wl_resource* manager, uint32_t id, wl_resource* output_res,
-             const Rect* region) {
+void capture(wl_client* client, wl_resource* manager, uint32_t id, int32_t overlay_cursor,
+             wl_resource* output_res, const Rect* region) {
   auto* server = static_cast<Server*>(wl_resource_get_user_data(manager));
   wl_resource* r = wl_resource_create(client, &zwlr_screencopy_frame_v1_interface,
                                       wl_resource_get_version(manager), id);
@@ -174,18 +175,19 @@ void capture(wl_client* client, wl_resource* manager, uint32_t id, wl_resource* 
     want.intersect(box);
     fb = Renderer::layout_to_framebuffer(want, box, out->scale(), out->transform()).extents();
   }
-  auto* f = new Frame(*server, out, r, fb);
+  auto* f = new Frame(*server, out, r, fb, overlay_cursor != 0);
   wl_resource_set_implementation(r, &kFrameImpl, f, frame_resource_destroy);
   f->announce();
 }
 
-void manager_capture_output(wl_client* c, wl_resource* r, uint32_t id, int32_t, wl_resource* o) {
-  capture(c, r, id, o, nullptr);
+void manager_capture_output(wl_client* c, wl_resource* r, uint32_t id, int32_t cursor,
+                            wl_resource* o) {
+  capture(c, r, id, cursor, o, nullptr);
 }
-void manager_capture_output_region(wl_client* c, wl_resource* r, uint32_t id, int32_t,
+void manager_capture_output_region(wl_client* c, wl_resource* r, uint32_t id, int32_t cursor,
                                    wl_resource* o, int32_t x, int32_t y, int32_t w, int32_t h) {
   Rect rect{x, y, w, h};
-  capture(c, r, id, o, &rect);
+  capture(c, r, id, cursor, o, &rect);
 }
 void manager_destroy(wl_client*, wl_resource* r) { wl_resource_destroy(r); }
 

@@ -429,4 +429,30 @@ bool Renderer::read_pixels(const RenderTarget& target, const Rect& r, uint32_t d
   return glGetError() == GL_NO_ERROR;
 }
 
+bool Renderer::ensure_offscreen(RenderTarget& target, GLuint& tex, int32_t w, int32_t h) {
+  if (tex && target.width == w && target.height == h) return true;
+  release_offscreen(target, tex);
+  glGenTextures(1, &tex);
+  glBindTexture(GL_TEXTURE_2D, tex);
+  glTexStorage2D(GL_TEXTURE_2D, 1, GL_RGBA8, w, h);
+  glGenFramebuffers(1, &target.fbo);
+  glBindFramebuffer(GL_FRAMEBUFFER, target.fbo);
+  glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, tex, 0);
+  bool ok = glCheckFramebufferStatus(GL_FRAMEBUFFER) == GL_FRAMEBUFFER_COMPLETE;
+  glBindFramebuffer(GL_FRAMEBUFFER, 0);
+  target.width = w;
+  target.height = h;
+  target.age = 0;
+  if (!ok) release_offscreen(target, tex);
+  return ok;
+}
+
+void Renderer::release_offscreen(RenderTarget& target, GLuint& tex) {
+  if (!tex) return;
+  glDeleteFramebuffers(1, &target.fbo);
+  glDeleteTextures(1, &tex);
+  tex = 0;
+  target = RenderTarget{};
+}
+
 }  // namespace ferry

@@ -141,6 +141,11 @@ class Renderer {
   bool read_pixels(const RenderTarget& target, const Rect& fb_rect, uint32_t drm_format,
                    uint8_t* dst, int32_t stride);
 
+  // An offscreen RGBA8 target of w x h (a texture owned through 'tex'), made or remade
+  // when the size differs; release_offscreen() frees it (both no-ops when there is none).
+  bool ensure_offscreen(RenderTarget& target, GLuint& tex, int32_t w, int32_t h);
+  void release_offscreen(RenderTarget& target, GLuint& tex);
+
   // Clip rectangles of a layout region in framebuffer coordinates of an output.
   static Region layout_to_framebuffer(const Region& layout, const Rect& output_box, int32_t scale,
                                       Transform transform);

@@ -6,6 +6,7 @@
 #include "core/server.hpp"
 #include "presentation-time-protocol.h"
 #include "render/egl_context.hpp"
+#include "render/renderer.hpp"
 #include "util/clock.hpp"
 #include "util/log.hpp"
 #include "util/unique_fd.hpp"
@@ -17,16 +18,8 @@ class HeadlessBackend final : public OutputBackend {
  public:
   HeadlessBackend(Server& server, Output& output) : server_(server), output_(output) {
     server_.egl().make_current();
-    glGenTextures(1, &tex_);
-    glBindTexture(GL_TEXTURE_2D, tex_);
-    glTexStorage2D(GL_TEXTURE_2D, 1, GL_RGBA8, output.fb_width(), output.fb_height());
-    glGenFramebuffers(1, &target_.fbo);
-    glBindFramebuffer(GL_FRAMEBUFFER, target_.fbo);
-    glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, tex_, 0);
-    glBindFramebuffer(GL_FRAMEBUFFER, 0);
-    target_.width = output.fb_width();
-    target_.height = output.fb_height();
-    target_.age = 0;
+    if (!server_.renderer().ensure_offscreen(target_, tex_, output.fb_width(), output.fb_height()))
+      log_error("headless: cannot make a %dx%d framebuffer", output.fb_width(), output.fb_height());
     timer_ = UniqueFd(timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK));
     source_ = wl_event_loop_add_fd(server_.loop(), timer_.get(), WL_EVENT_READABLE,
                                    &HeadlessBackend::on_timer, this);
@@ -36,8 +29,7 @@ class HeadlessBackend final : public OutputBackend {
   ~HeadlessBackend() override {
     if (source_) wl_event_source_remove(source_);
     server_.egl().make_current();
-    glDeleteFramebuffers(1, &target_.fbo);
-    glDeleteTextures(1, &tex_);
+    server_.renderer().release_offscreen(target_, tex_);
   }
 
   RenderTarget* acquire_target() override { return &target_; }

@@ -382,6 +382,7 @@ KmsOutput::~KmsOutput() {
   if (pending_overlay_.fb) drmModeRmFB(kms_.import_fd(), pending_overlay_.fb);
   const EglProcs& egl = EglProcs::get();
   kms_.server_.egl().make_current();
+  kms_.server_.renderer().release_offscreen(cursor_target_, cursor_tex_);
   for (Slot& s : slots_) {
     if (s.fb) drmModeRmFB(kms_.drm_fd(), s.fb);
     if (s.target.fbo) glDeleteFramebuffers(1, &s.target.fbo);
@@ -447,6 +448,7 @@ std::vector<kms::PropertyValue> KmsOutput::plane_props(uint32_t fb, int32_t w, i
                                    : uint64_t(DRM_MODE_ROTATE_0);
     v.push_back({primary_->id, p.get("rotation"), rot});
   }
+  add_cursor_props(v);
   return v;
 }
 
@@ -486,6 +488,7 @@ bool KmsOutput::owns(uint64_t cookie) const {
 void KmsOutput::queue(Frame frame, std::vector<kms::PropertyValue> props, bool render_fence) {
   kms::FrameRequest req;
   req.cookie = frame.cookie = kms_.next_cookie_++;
+  frame.cursor_buf = cursor_pending_;  // the props carry it (plane_props)
   req.crtc_id = crtc_.id;
   req.props = std::move(props);
   req.allow_modeset = needs_modeset_;
@@ -565,6 +568,7 @@ uint64_t KmsOutput::submit_capture(uint32_t writeback_connector, uint32_t writeb
   props.push_back({writeback_connector, wb->props.get("WRITEBACK_FB_ID"), writeback_fb});
   Frame f;
   f.kind = Kind::capture;
+  f.cursor_buf = cursor_pending_;
   kms::FrameRequest req;
   // queue() fills the request from the frame; the writeback fields are set through a
   // dedicated request here.
@@ -606,6 +610,7 @@ void KmsOutput::completed(kms::Completion& c) {
     if (f.kind == Kind::composed)
       render_done_ns_ = std::max(c.committed_ns, sync_file_signal_time_ns(f.render_fence.get()));
     f.render_fence = UniqueFd();
+    cursor_screen_ = f.cursor_buf;
     if (content) {
       if (has_screen_) retire(screen_);
       screen_ = std::move(f);

@@ -12,11 +12,13 @@
 #include <xf86drmMode.h>
 
 #include <deque>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "backend/kms/device.hpp"
 #include "backend/kms/display/display_thread.hpp"
+#include "backend/kms/dumb_buffer.hpp"
 #include "core/buffer.hpp"
 #include "core/output.hpp"
 #include "render/dmabuf_formats.hpp"
@@ -45,6 +47,7 @@ class KmsOutput final : public OutputBackend {
   bool try_direct_scanout(Surface& surface, bool covers_output) override;
   void set_scanout_candidate(Surface* surface) override;
   bool try_overlay(Surface* surface, const Rect& fb_box) override;
+  bool show_cursor(const DrawItem* cursor, int32_t x, int32_t y, uint64_t image_serial) override;
   Surface* scanout_candidate() const { return candidate_; }
   // What the primary plane scans out, for the linux-dmabuf scanout tranche.
   FormatSet primary_formats() const;
@@ -95,6 +98,7 @@ class KmsOutput final : public OutputBackend {
     // composed, with IN_FENCE_FD: the render sync_file, for when the GPU finished it (the
     // frame scheduler's compose times).
     UniqueFd render_fence;
+    int cursor_buf = -1;      // cursor_bufs_ index on the cursor plane (-1: plane off)
   };
 
   std::vector<kms::PropertyValue> plane_props(uint32_t fb, int32_t w, int32_t h) const;
@@ -104,6 +108,11 @@ class KmsOutput final : public OutputBackend {
   void queue(Frame frame, std::vector<kms::PropertyValue> props, bool render_fence);
   void retire(Frame& frame);  // frees what a frame that left the screen held
   bool plane_rotates() const;
+  // cursor_plane.cpp: the cursor plane's state for the next frame (part of every frame's
+  // properties, so a no-op flip moves the cursor); the image drawn into a free buffer.
+  void add_cursor_props(std::vector<kms::PropertyValue>& v) const;
+  bool draw_cursor(const DrawItem& item, int index);
+  int free_cursor_buffer() const;
   void report_inactive_vblank();
 
   KmsBackend& kms_;
@@ -131,6 +140,21 @@ class KmsOutput final : public OutputBackend {
   Overlay pending_overlay_;       // accepted by try_overlay(), for the next submit(true)
   uint64_t overlay_rejected_key_ = 0;
   bool overlay_active_ = false;   // for logging transitions
+  // Cursor plane (ARGB8888 dumb buffers of the size DRM_CAP_CURSOR_WIDTH/HEIGHT give).
+  static constexpr int kCursorBuffers = 3;
+  const kms::Plane* cursor_plane_ = nullptr;
+  int32_t cursor_w_ = 64, cursor_h_ = 64;
+  std::unique_ptr<kms::DumbBuffer> cursor_bufs_[kCursorBuffers];
+  bool cursor_init_ = false;
+  int cursor_pending_ = -1;        // buffer the next frame shows (-1: plane off)
+  int32_t cursor_x_ = 0, cursor_y_ = 0;
+  int cursor_drawn_ = -1;          // buffer holding image 'cursor_serial_'
+  uint64_t cursor_serial_ = 0, cursor_rejected_serial_ = 0;
+  int cursor_tested_edge_ = -1;    // whether the last passed test had it on an edge (-1: none)
+  int cursor_screen_ = -1;         // on screen since the last presented frame
+  bool cursor_active_ = false;     // for logging transitions
+  GLuint cursor_tex_ = 0;          // the image rendered here, then read into a buffer
+  RenderTarget cursor_target_;
 };
 
 }  // namespace ferry

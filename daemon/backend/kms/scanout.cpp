@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "backend/kms/display/display_thread.hpp"
+#include "backend/kms/dumb_buffer.hpp"
 #include "backend/kms/kms_backend.hpp"
 #include "backend/kms/kms_output.hpp"
 #include "core/dmabuf_buffer.hpp"
@@ -186,56 +187,6 @@ bool KmsOutput::try_direct_scanout(Surface& surface, bool covers_output) {
   return false;
 }
 
-namespace {
-
-struct DumbBuffer {
-  int fd = -1;
-  uint32_t handle = 0, pitch = 0, fb = 0;
-  uint64_t size = 0;
-  void* map = MAP_FAILED;
-  ~DumbBuffer() {
-    if (map != MAP_FAILED) munmap(map, size);
-    if (fb) drmModeRmFB(fd, fb);
-    if (handle) {
-      drm_mode_destroy_dumb d{};
-      d.handle = handle;
-      drmIoctl(fd, DRM_IOCTL_MODE_DESTROY_DUMB, &d);
-    }
-  }
-  bool create(int drm_fd, uint32_t w, uint32_t h, std::string* error) {
-    fd = drm_fd;
-    drm_mode_create_dumb c{};
-    c.width = w;
-    c.height = h;
-    c.bpp = 32;
-    if (drmIoctl(fd, DRM_IOCTL_MODE_CREATE_DUMB, &c) != 0) {
-      *error = std::string("cannot create a dumb buffer: ") + std::strerror(errno);
-      return false;
-    }
-    handle = c.handle;
-    pitch = c.pitch;
-    size = c.size;
-    uint32_t handles[4] = {handle}, pitches[4] = {pitch}, offsets[4] = {0};
-    if (drmModeAddFB2(fd, w, h, DRM_FORMAT_XRGB8888, handles, pitches, offsets, &fb, 0) != 0) {
-      *error = std::string("drmModeAddFB2 (writeback) failed: ") + std::strerror(errno);
-      return false;
-    }
-    drm_mode_map_dumb m{};
-    m.handle = handle;
-    if (drmIoctl(fd, DRM_IOCTL_MODE_MAP_DUMB, &m) != 0) {
-      *error = std::string("cannot map the dumb buffer: ") + std::strerror(errno);
-      return false;
-    }
-    map = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, off_t(m.offset));
-    if (map == MAP_FAILED) {
-      *error = std::string("mmap failed: ") + std::strerror(errno);
-      return false;
-    }
-    return true;
-  }
-};
-
-}  // namespace
 
 bool KmsBackend::capture_writeback(Output& output, Image* out, int timeout_ms, std::string* error) {
   auto it = std::find_if(outputs_.begin(), outputs_.end(),
@@ -282,8 +233,8 @@ bool KmsBackend::capture_writeback(Output& output, Image* out, int timeout_ms, s
     return false;
   }
   int32_t w = output.mode().width, h = output.mode().height;
-  DumbBuffer dumb;
-  if (!dumb.create(fd_, uint32_t(w), uint32_t(h), error)) return false;
+  kms::DumbBuffer dumb;
+  if (!dumb.create(fd_, uint32_t(w), uint32_t(h), DRM_FORMAT_XRGB8888, error)) return false;
   uint64_t cookie = ko.submit_capture(wb->id, dumb.fb);
   UniqueFd fence;
   bool ok = false;

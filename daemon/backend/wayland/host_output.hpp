@@ -41,6 +41,11 @@ class HostOutput final : public OutputBackend {
   void submit(bool new_content) override;
   RenderTarget* front_target() override { return shown_ ? &target_ : nullptr; }
   uint32_t presentation_flags() const override { return flags_; }
+  // The host draws its own pointer over our window: ferry's cursor is not composed into
+  // the frames it gets (captures with overlay_cursor still compose it).
+  bool show_cursor(const DrawItem* cursor, int32_t, int32_t, uint64_t) override {
+    return cursor != nullptr;
+  }
 
   Output& output() const { return output_; }
   wl_surface* surface() const { return surface_; }

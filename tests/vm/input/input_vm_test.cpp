@@ -3,7 +3,8 @@
 // Wayland client. Checks key codes with the configured keymap (German: KEY_Y gives 'z'),
 // exact pointer deltas (flat acceleration), buttons and wheel, hot-plug of a second
 // keyboard, a VT switch and back (devices released and reopened), and the quit key.
-// Also: a bare `ferryd` (no --backend) drives vkms.
+// Also: a bare `ferryd` (no --backend) drives vkms; the default cursor on the cursor plane
+// follows the mouse (writeback).
 // Runs inside the guest as root (libseat's builtin backend); starts its own systemd-udevd.
 
 #include <gtest/gtest.h>
@@ -23,8 +24,10 @@
 #include <iterator>
 #include <regex>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "core/cursor_theme.hpp"
 #include "harness.hpp"
 #include "uinput.hpp"
 #include "util/png.hpp"
@@ -130,6 +133,7 @@ class VmInput : public ::testing::Test {
     ASSERT_TRUE(wait_until([] { return access("/run/udev/control", F_OK) == 0; }, 20s))
         << "systemd-udevd did not start:\n" << udevd_.log();
   }
+  friend void cursor_follows_mouse(VmInput& t, const TempDir& tmp, bool plane);
   void TearDown() override {
     if (udevd_.pid() > 0 && udevd_.running()) {
       udevd_.kill_with(SIGTERM);
@@ -350,6 +354,123 @@ TEST_F(VmInput, BareFerrydDrivesVkms) {
       if (std::memcmp(img.pixel(x, y), corner, 3) != 0) ++window_pixels;
   EXPECT_GE(window_pixels, size_t(250 * 250 / 2)) << "the client's window is not on the CRTC";
 }
+
+// No client: the theme's default cursor. On vkms it goes on the cursor plane (or, with
+// FERRY_KMS_NO_CURSOR_PLANE, is composed); the writeback connector (the CRTC's blended
+// output) shows it where the mouse took it.
+void cursor_follows_mouse(VmInput& t, const TempDir& tmp, bool plane) {
+  std::string err;
+  auto mouse = UinputDevice::mouse("ferry-test-mouse", &err);
+  ASSERT_TRUE(mouse) << err;
+  t.wait_udev(*mouse);
+  std::string cfg = tmp.path() + "/ferry.toml";
+  std::ofstream(cfg) << "[input.pointer]\naccel_profile = \"flat\"\naccel_speed = 0.0\n";
+  std::string wb = tmp.path() + "/wb.png";
+  Ferryd f;
+  std::vector<std::string> env;
+  if (!plane) env.push_back("FERRY_KMS_NO_CURSOR_PLANE=1");
+  ASSERT_TRUE(f.start({"--backend", "kms", "--config", cfg, "--stats", "--writeback-screenshot", wb},
+                      env));
+  ASSERT_TRUE(wait_until([&] {
+    std::string log = f.log();
+    return log.find("'ferry-test-mouse' pointer") != std::string::npos &&
+           (!plane || log.find("Virtual-1: cursor on plane") != std::string::npos);
+  }, 30s)) << f.log();
+  // A 1x1 window at the cascade origin (32,32) paces the test: each frame callback is a
+  // vblank, so two after a move mean the frame with the move was on screen.
+  auto c = WlClient::connect(f.socket_path(), &err);
+  ASSERT_TRUE(c) << err;
+  Toplevel top = c->create_toplevel();
+  wl_surface_attach(top.surface, c->create_buffer(1, 1, WL_SHM_FORMAT_XRGB8888, 0xffffffffu)->buffer,
+                    0, 0);
+  wl_surface_damage_buffer(top.surface, 0, 0, 1, 1);
+  auto frame = [&] {
+    bool done = false;
+    wl_callback* cb = wl_surface_frame(top.surface);
+    static const wl_callback_listener l = {
+        [](void* d, wl_callback*, uint32_t) { *static_cast<bool*>(d) = true; }};
+    wl_callback_add_listener(cb, &l, &done);
+    wl_surface_commit(top.surface);
+    bool ok = pump_until(*c, [&] { return done; });
+    wl_callback_destroy(cb);
+    return ok;
+  };
+  ASSERT_TRUE(frame()) << f.log();
+  // (0,0) + 4 x (75, 53 or 52) = (300, 210): flat acceleration at speed 0 keeps the deltas.
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_TRUE(mouse->move(75, i % 2 ? 52 : 53));
+    ASSERT_TRUE(frame() && frame()) << f.log();
+  }
+  // A capture without overlay_cursor never shows it (composed or on the plane).
+  Image shot;
+  ASSERT_TRUE(c->capture(0, &shot, &err)) << err;
+  for (int y = 0; y < 24; ++y)
+    for (int x = 0; x < 24; ++x) {
+      const uint8_t* p = shot.pixel(300 - 4 + x, 210 - 4 + y);
+      ASSERT_TRUE(std::abs(p[0] - 46) <= 1 && std::abs(p[1] - 51) <= 1 && std::abs(p[2] - 64) <= 1)
+          << "screencopy without overlay_cursor shows something at " << x << "," << y;
+    }
+  c.reset();
+  int status = f.stop();
+  std::string log = f.log();
+  EXPECT_EQ(status, 0) << log;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(log, m, std::regex("Virtual-1 1024x768@[0-9.]+: composed ([0-9]+),.*"
+                                                   "cursor on plane ([0-9]+), cursor composed ([0-9]+)")))
+      << log;
+  std::printf("%s\n", m[0].str().c_str());
+  int composed = std::stoi(m[1]), on_plane = std::stoi(m[2]), cursor_composed = std::stoi(m[3]);
+  if (plane) {
+    // Each move is a plane update in a no-op flip: composed are the first frame, the
+    // window's, and the capture's (it composes the frame whole), none per move.
+    EXPECT_GE(on_plane, 8) << log;
+    EXPECT_EQ(cursor_composed, 0) << log;
+    EXPECT_LE(composed, 3) << log;
+  } else {
+    EXPECT_EQ(on_plane, 0) << log;
+    EXPECT_GE(cursor_composed, 5) << log;  // the first frame and each move
+    EXPECT_EQ(log.find("Virtual-1: cursor on plane"), std::string::npos) << log;
+  }
+
+  std::string theme;
+  int32_t size = 0;
+  resolve_cursor_theme("", 0, &theme, &size);
+  CursorPixels cur;
+  ASSERT_TRUE(load_theme_cursor(theme, size, &cur)) << "no cursor theme in the guest";
+  Image img;
+  ASSERT_TRUE(read_png(wb, &img, &err)) << err << "\n" << log;
+  ASSERT_EQ(img.width, 1024);
+  // The background under the cursor's old place (top-left), the theme's pixels over the
+  // background at (300, 210) - hotspot (vkms blends premultiplied ARGB: ±2).
+  const uint8_t bg[3] = {46, 51, 64};
+  auto near = [](int a, int b) { return std::abs(a - b) <= 2; };
+  for (int y = 0; y < cur.height; ++y)
+    for (int x = 0; x < cur.width; ++x) {
+      const uint8_t* p = img.pixel(x, y);
+      ASSERT_TRUE(near(p[0], bg[0]) && near(p[1], bg[1]) && near(p[2], bg[2]))
+          << "old cursor place " << x << "," << y << " is not the background";
+    }
+  int x0 = 300 - cur.hotspot_x, y0 = 210 - cur.hotspot_y, wrong = 0, covered = 0;
+  for (int y = 0; y < cur.height; ++y)
+    for (int x = 0; x < cur.width; ++x) {
+      uint32_t s = cur.argb[size_t(y) * cur.width + x];
+      float a = float(s >> 24) / 255.f;
+      if (a > 0) covered++;
+      const uint8_t* p = img.pixel(x0 + x, y0 + y);  // RGB(A) bytes
+      for (int ch = 0; ch < 3; ++ch) {
+        int src = int((s >> (16 - 8 * ch)) & 0xff);
+        if (!near(p[ch], int(std::lround(src + bg[ch] * (1 - a))))) wrong++;
+      }
+    }
+  EXPECT_GT(covered, 10);
+  EXPECT_EQ(wrong, 0) << "the cursor is not at 300,210 on the CRTC";
+}
+
+}
+
+TEST_F(VmInput, CursorOnThePlaneMovesWithTheMouse) { cursor_follows_mouse(*this, tmp_, true); }
+TEST_F(VmInput, CursorComposedWithoutThePlaneMovesWithTheMouse) {
+  cursor_follows_mouse(*this, tmp_, false);
 
 }  // namespace
 }  // namespace ferry::itest

@@ -1,0 +1,151 @@
+#include "core/cursor.hpp"
+
+#include <drm_fourcc.h>
+
+#include <cmath>
+
+#include "core/output.hpp"
+#include "core/server.hpp"
+#include "core/surface.hpp"
+#include "util/log.hpp"
+
+namespace ferry {
+
+Cursor::Cursor(Server& server) : server_(server) {
+  surface_destroy_.set_callback([this](void*) {
+    // The client destroyed its cursor surface: nothing is shown until it sets another.
+    drop_surface();
+    mode_ = Mode::hidden;
+    changed(true);
+  });
+  surface_commit_.set_callback([this](void*) {
+    // Attach offsets move the hotspot the other way (wl_pointer.set_cursor).
+    hotspot_x_ -= surface_->take_dx();
+    hotspot_y_ -= surface_->take_dy();
+    changed(true);
+  });
+  set_theme("", 0);
+}
+
+Cursor::~Cursor() = default;
+
+void Cursor::set_theme(const std::string& theme, int32_t size) {
+  std::string name;
+  int32_t px = 0;
+  resolve_cursor_theme(theme, size, &name, &px);
+  CursorPixels img;
+  if (load_theme_cursor(name, px, &img)) {
+    log_info("cursor: default image %s, %dx%d, hotspot %d,%d", img.source.c_str(), img.width,
+             img.height, img.hotspot_x, img.hotspot_y);
+  } else {
+    img = builtin_arrow(px);
+    if (fallback_logged_ != name)
+      log_warn("cursor: Xcursor theme '%s' has no left_ptr (install a cursor theme, e.g. "
+               "adwaita-icon-theme); using a built-in arrow", name.c_str());
+    fallback_logged_ = name;
+  }
+  default_ = std::move(img);
+  std::string error;
+  if (!server_.renderer().upload_pixels(default_texture_,
+                                        reinterpret_cast<const uint8_t*>(default_.argb.data()),
+                                        default_.width, default_.height, default_.width * 4,
+                                        DRM_FORMAT_ARGB8888,
+                                        Region(Rect{0, 0, default_.width, default_.height}),
+                                        &error))
+    log_warn("cursor: default image upload failed: %s", error.c_str());
+  if (mode_ == Mode::default_image) {
+    hotspot_x_ = default_.hotspot_x;
+    hotspot_y_ = default_.hotspot_y;
+    changed(true);
+  }
+}
+
+void Cursor::set_position(double x, double y) {
+  if (x == x_ && y == y_) return;
+  Rect before = box();
+  x_ = x;
+  y_ = y;
+  if (box() != before) changed(false);
+}
+
+void Cursor::use_default() {
+  if (mode_ == Mode::default_image) return;
+  drop_surface();
+  mode_ = Mode::default_image;
+  hotspot_x_ = default_.hotspot_x;
+  hotspot_y_ = default_.hotspot_y;
+  changed(true);
+}
+
+void Cursor::use_surface(Surface* surface, int32_t hotspot_x, int32_t hotspot_y) {
+  if (surface != surface_) {
+    drop_surface();
+    if (surface) {
+      surface_ = surface;
+      surface_destroy_.connect(&surface->on_destroy);
+      surface_commit_.connect(&surface->on_commit);
+      surface->take_dx();  // offsets committed before it became the cursor do not count
+      surface->take_dy();
+    }
+  }
+  mode_ = surface ? Mode::surface : Mode::hidden;
+  hotspot_x_ = hotspot_x;
+  hotspot_y_ = hotspot_y;
+  changed(true);
+}
+
+void Cursor::drop_surface() {
+  surface_ = nullptr;
+  surface_destroy_.disconnect();
+  surface_commit_.disconnect();
+}
+
+Rect Cursor::box() const {
+  int32_t px = int32_t(std::floor(x_)), py = int32_t(std::floor(y_));
+  switch (mode_) {
+    case Mode::hidden:
+      return {};
+    case Mode::default_image:
+      if (!default_texture_) return {};
+      return {px - hotspot_x_, py - hotspot_y_, default_.width, default_.height};
+    case Mode::surface:
+      if (!surface_->has_content()) return {};
+      return {px - hotspot_x_, py - hotspot_y_, surface_->width(), surface_->height()};
+  }
+  return {};
+}
+
+DrawItem Cursor::draw_item() const {
+  DrawItem item;
+  item.box = box();
+  if (item.box.empty()) return item;
+  if (mode_ == Mode::surface) {
+    item.texture = surface_->texture();
+    surface_->source_box(&item.src_x, &item.src_y, &item.src_w, &item.src_h);
+    item.buffer_transform = surface_->buffer_transform();
+    if (!surface_->opaque_region().empty()) {
+      item.opaque = surface_->opaque_region();
+      item.opaque.translate(item.box.x, item.box.y);
+    }
+  } else {
+    item.texture = default_texture_.get();
+    item.src_w = default_.width;
+    item.src_h = default_.height;
+  }
+  return item;
+}
+
+void Cursor::changed(bool image) {
+  if (image) image_serial_++;
+  Rect b = box();
+  Output* under = nullptr;
+  for (auto& o : server_.outputs()) {
+    if (!under && o->layout_box().contains(int32_t(std::floor(x_)), int32_t(std::floor(y_))))
+      under = o.get();
+    o->cursor_changed(b, image);
+  }
+  // The cursor surface's frame callbacks are paced by the output it is on.
+  if (surface_) surface_->set_primary_output(under);
+}
+
+}  // namespace ferry

@@ -1,0 +1,272 @@
+// The pointer's image in captures (in-process, fixture in seat_fixture.hpp): a client's
+// cursor surface at pointer − hotspot, only with overlay_cursor; motion and attach offsets
+// move it; a null cursor hides it; over the background the Xcursor theme's image.
+
+#include <drm_fourcc.h>
+
+#include "core/cursor.hpp"
+#include "core/cursor_theme.hpp"
+#include "seat_fixture.hpp"
+#include "wlr-screencopy-unstable-v1-client-protocol.h"
+
+namespace ferry {
+namespace {
+
+constexpr int kW = 800, kH = 600;
+constexpr uint32_t kWindow = 0x3366cc;  // map_window's colour (XRGB)
+
+struct Capture {
+  bool ready = false, failed = false;
+  std::vector<uint32_t> px;  // XRGB words, kW x kH
+  uint32_t at(int x, int y) const { return px[size_t(y) * kW + x] & 0xffffff; }
+};
+
+class CursorTest : public SeatTest {
+ protected:
+  void bind_extras(Client& c) {
+    ASSERT_TRUE(c.global_names.count("zwlr_screencopy_manager_v1"));
+    screencopy_ = c.track(static_cast<zwlr_screencopy_manager_v1*>(
+        wl_registry_bind(c.registry, c.global_names["zwlr_screencopy_manager_v1"],
+                         &zwlr_screencopy_manager_v1_interface, 3)));
+    output_ = c.track(static_cast<wl_output*>(
+        wl_registry_bind(c.registry, c.global_names["wl_output"], &wl_output_interface, 1)));
+    pointer_ = c.track(wl_seat_get_pointer(c.seat));
+    wl_pointer_add_listener(pointer_, &pointer_listener, &c);
+  }
+
+  Capture capture(Client& c, bool overlay_cursor) {
+    Capture cap;
+    int stride = kW * 4, size = stride * kH;
+    int fd = memfd_create("cursor-capture", MFD_CLOEXEC);
+    EXPECT_EQ(ftruncate(fd, size), 0);
+    void* mem = mmap(nullptr, size_t(size), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    wl_shm_pool* pool = wl_shm_create_pool(c.shm, fd, size);
+    wl_buffer* buf = wl_shm_pool_create_buffer(pool, 0, kW, kH, stride, WL_SHM_FORMAT_XRGB8888);
+    wl_shm_pool_destroy(pool);
+    close(fd);
+    auto* frame = zwlr_screencopy_manager_v1_capture_output(screencopy_, overlay_cursor ? 1 : 0,
+                                                            output_);
+    static const zwlr_screencopy_frame_v1_listener l = {
+        [](void*, zwlr_screencopy_frame_v1*, uint32_t, uint32_t, uint32_t, uint32_t) {},
+        [](void*, zwlr_screencopy_frame_v1*, uint32_t) {},
+        [](void* d, zwlr_screencopy_frame_v1*, uint32_t, uint32_t, uint32_t) {
+          static_cast<Capture*>(d)->ready = true;
+        },
+        [](void* d, zwlr_screencopy_frame_v1*) { static_cast<Capture*>(d)->failed = true; },
+        [](void*, zwlr_screencopy_frame_v1*, uint32_t, uint32_t, uint32_t, uint32_t) {},
+        [](void*, zwlr_screencopy_frame_v1*, uint32_t, uint32_t, uint32_t) {},
+        [](void*, zwlr_screencopy_frame_v1*) {},
+    };
+    zwlr_screencopy_frame_v1_add_listener(frame, &l, &cap);
+    zwlr_screencopy_frame_v1_copy(frame, buf);
+    EXPECT_TRUE(pump_until([&] { return cap.ready || cap.failed; }));
+    EXPECT_TRUE(cap.ready);
+    cap.px.assign(static_cast<uint32_t*>(mem), static_cast<uint32_t*>(mem) + kW * kH);
+    zwlr_screencopy_frame_v1_destroy(frame);
+    wl_buffer_destroy(buf);
+    munmap(mem, size_t(size));
+    return cap;
+  }
+
+  // A 16x12 opaque cursor whose every pixel differs: (x, y) -> 0xff, 16x, 16y, 0x5a.
+  static uint32_t pattern(int x, int y) { return uint32_t(x * 16) << 16 | uint32_t(y * 16) << 8 | 0x5a; }
+  wl_buffer* pattern_buffer(Client& c) {
+    int w = 16, h = 12, stride = w * 4, size = stride * h;
+    int fd = memfd_create("cursor", MFD_CLOEXEC);
+    EXPECT_EQ(ftruncate(fd, size), 0);
+    auto* px = static_cast<uint32_t*>(mmap(nullptr, size_t(size), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+    for (int y = 0; y < h; ++y)
+      for (int x = 0; x < w; ++x) px[y * w + x] = 0xff000000u | pattern(x, y);
+    munmap(px, size_t(size));
+    wl_shm_pool* pool = wl_shm_create_pool(c.shm, fd, size);
+    wl_buffer* b = c.track(wl_shm_pool_create_buffer(pool, 0, w, h, stride, WL_SHM_FORMAT_ARGB8888));
+    wl_shm_pool_destroy(pool);
+    close(fd);
+    return b;
+  }
+
+  // Counts pixels of the 16x12 pattern at (x, y) (top-left) that match exactly.
+  static int pattern_hits(const Capture& cap, int x, int y) {
+    int hits = 0;
+    for (int j = 0; j < 12; ++j)
+      for (int i = 0; i < 16; ++i)
+        if (cap.at(x + i, y + j) == pattern(i, j)) hits++;
+    return hits;
+  }
+  static int window_pixels(const Capture& cap, int x, int y) {
+    int n = 0;
+    for (int j = 0; j < 12; ++j)
+      for (int i = 0; i < 16; ++i)
+        if (cap.at(x + i, y + j) == kWindow) n++;
+    return n;
+  }
+
+  uint32_t enter_serial(Client& c) {
+    auto enters = only(c.pointer_events, "enter");
+    EXPECT_FALSE(enters.empty());
+    return enters.empty() ? 0 : enters.back().serial;
+  }
+
+  zwlr_screencopy_manager_v1* screencopy_ = nullptr;
+  wl_output* output_ = nullptr;
+  wl_pointer* pointer_ = nullptr;
+};
+
+TEST_F(CursorTest, ClientCursorAtPointerMinusHotspotOnlyWithOverlayCursor) {
+  Client& c = connect();
+  bind_extras(c);
+  auto win = map_window(c, 400, 300);
+  int32_t ox, oy;
+  ASSERT_TRUE(origin_of(last_server_surface(), &ox, &oy));
+  input_->move_to(ox + 50, oy + 60);
+  settle();
+
+  wl_surface* cursor = c.track(wl_compositor_create_surface(c.compositor));
+  wl_surface_attach(cursor, pattern_buffer(c), 0, 0);
+  wl_surface_damage_buffer(cursor, 0, 0, 16, 12);
+  // Its frame callbacks are paced like any surface's.
+  bool frame_done = false;
+  static const wl_callback_listener cb_l = {
+      [](void* d, wl_callback* cb, uint32_t) {
+        *static_cast<bool*>(d) = true;
+        wl_callback_destroy(cb);
+      }};
+  wl_callback_add_listener(wl_surface_frame(cursor), &cb_l, &frame_done);
+  wl_surface_commit(cursor);
+  wl_pointer_set_cursor(pointer_, enter_serial(c), cursor, 3, 5);
+  ASSERT_TRUE(roundtrip(c));
+  EXPECT_TRUE(pump_until([&] { return frame_done; }));
+
+  Capture with = capture(c, true);
+  EXPECT_EQ(pattern_hits(with, ox + 47, oy + 55), 16 * 12);
+  EXPECT_EQ(with.at(ox + 47 - 1, oy + 55), kWindow);  // nothing around it
+  EXPECT_EQ(with.at(ox + 47 + 16, oy + 55 + 11), kWindow);
+  Capture without = capture(c, false);
+  EXPECT_EQ(pattern_hits(without, ox + 47, oy + 55), 0);
+  EXPECT_EQ(window_pixels(without, ox + 47, oy + 55), 16 * 12);
+
+  // Motion moves it; the old place shows the window again.
+  input_->move_by(40, 30);
+  settle();
+  with = capture(c, true);
+  EXPECT_EQ(pattern_hits(with, ox + 87, oy + 85), 16 * 12);
+  EXPECT_EQ(window_pixels(with, ox + 47, oy + 55), 16 * 12);
+
+  // An attach offset moves the hotspot the other way: (3,5) - (-2,-4) = (5,9).
+  wl_surface_attach(cursor, pattern_buffer(c), -2, -4);
+  wl_surface_damage_buffer(cursor, 0, 0, 16, 12);
+  wl_surface_commit(cursor);
+  ASSERT_TRUE(roundtrip(c));
+  EXPECT_EQ(server_->seat().cursor_hotspot_x(), 5);
+  EXPECT_EQ(server_->seat().cursor_hotspot_y(), 9);
+  with = capture(c, true);
+  EXPECT_EQ(pattern_hits(with, ox + 85, oy + 81), 16 * 12);
+  without = capture(c, false);
+  EXPECT_EQ(window_pixels(without, ox + 85, oy + 81), 16 * 12);
+
+  // A null cursor hides it.
+  wl_pointer_set_cursor(pointer_, enter_serial(c), nullptr, 0, 0);
+  ASSERT_TRUE(roundtrip(c));
+  with = capture(c, true);
+  EXPECT_EQ(window_pixels(with, ox + 85, oy + 81), 16 * 12);
+  EXPECT_EQ(pattern_hits(with, ox + 85, oy + 81), 0);
+}
+
+TEST_F(CursorTest, DestroyedCursorSurfaceHidesItAndBackgroundShowsTheThemeImage) {
+  Client& c = connect();
+  bind_extras(c);
+  auto win = map_window(c, 400, 300);
+  int32_t ox, oy;
+  ASSERT_TRUE(origin_of(last_server_surface(), &ox, &oy));
+  input_->move_to(ox + 100, oy + 100);
+  settle();
+  wl_surface* cursor = c.track(wl_compositor_create_surface(c.compositor));
+  wl_surface_attach(cursor, pattern_buffer(c), 0, 0);
+  wl_surface_commit(cursor);
+  wl_pointer_set_cursor(pointer_, enter_serial(c), cursor, 0, 0);
+  ASSERT_TRUE(roundtrip(c));
+  EXPECT_EQ(pattern_hits(capture(c, true), ox + 100, oy + 100), 16 * 12);
+  wl_surface_destroy(cursor);
+  c.untrack(cursor);
+  ASSERT_TRUE(roundtrip(c));
+  EXPECT_EQ(server_->seat().cursor_surface(), nullptr);
+  EXPECT_EQ(window_pixels(capture(c, true), ox + 100, oy + 100), 16 * 12);
+
+  // Off the window (no focus): the default image, exactly the theme's pixels over the
+  // background (premultiplied "over", ±1 for the GPU's rounding).
+  int px = ox + 500, py = oy + 100;  // right of the window
+  input_->move_to(px, py);
+  settle();
+  ASSERT_EQ(server_->seat().pointer_focus(), nullptr);
+  std::string theme;
+  int32_t size = 0;
+  resolve_cursor_theme("", 0, &theme, &size);
+  CursorPixels img;
+  bool themed = load_theme_cursor(theme, size, &img);
+  if (!themed) img = builtin_arrow(size);
+  const CursorPixels& shown = server_->seat().cursor().default_pixels();
+  ASSERT_EQ(shown.width, img.width);
+  ASSERT_EQ(shown.height, img.height);
+  ASSERT_EQ(shown.argb, img.argb);
+  int x0 = px - img.hotspot_x, y0 = py - img.hotspot_y;
+  Capture with = capture(c, true), without = capture(c, false);
+  const float* bg = server_->options().background;
+  int mismatches = 0, covered = 0;
+  for (int y = 0; y < img.height; ++y) {
+    for (int x = 0; x < img.width; ++x) {
+      if (x0 + x < 0 || y0 + y < 0 || x0 + x >= kW || y0 + y >= kH) continue;
+      uint32_t s = img.argb[size_t(y) * img.width + x];
+      float a = float(s >> 24) / 255.f;
+      if (s >> 24) covered++;
+      uint32_t got = with.at(x0 + x, y0 + y), plain = without.at(x0 + x, y0 + y);
+      for (int ch = 0; ch < 3; ++ch) {
+        int shift = 16 - ch * 8;
+        float b = std::round(bg[ch] * 255.f);
+        int want = int(std::lround(float((s >> shift) & 0xff) + b * (1 - a)));
+        if (std::abs(int((got >> shift) & 0xff) - want) > 1) mismatches++;
+        if (int((plain >> shift) & 0xff) != int(b)) mismatches++;
+      }
+    }
+  }
+  EXPECT_EQ(mismatches, 0);
+  EXPECT_GT(covered, 10);
+  // The hot spot is on the arrow: non-zero alpha within 2 pixels of it.
+  int near = 0;
+  for (int y = -2; y <= 2; ++y)
+    for (int x = -2; x <= 2; ++x) {
+      int ix = img.hotspot_x + x, iy = img.hotspot_y + y;
+      if (ix >= 0 && iy >= 0 && ix < img.width && iy < img.height &&
+          (img.argb[size_t(iy) * img.width + ix] >> 24))
+        near++;
+    }
+  EXPECT_GT(near, 0);
+}
+
+TEST_F(CursorTest, FocusOnAnotherClientBringsTheDefaultBackAndOldSerialsAreIgnored) {
+  Client& a = connect();
+  bind_extras(a);
+  auto win = map_window(a, 400, 300);
+  int32_t ox, oy;
+  ASSERT_TRUE(origin_of(last_server_surface(), &ox, &oy));
+  ASSERT_LT(ox + 450, kW);
+  input_->move_to(ox + 10, oy + 10);
+  settle();
+  uint32_t serial = enter_serial(a);
+  wl_surface* cursor = a.track(wl_compositor_create_surface(a.compositor));
+  wl_surface_attach(cursor, pattern_buffer(a), 0, 0);
+  wl_surface_commit(cursor);
+  wl_pointer_set_cursor(pointer_, serial, cursor, 0, 0);
+  ASSERT_TRUE(roundtrip(a));
+  EXPECT_FALSE(server_->seat().cursor().is_default());
+  // Leaving to the background: the default image again; the old serial no longer counts.
+  input_->move_to(ox + 450, oy + 10);
+  settle();
+  EXPECT_TRUE(server_->seat().cursor().is_default());
+  wl_pointer_set_cursor(pointer_, serial, cursor, 0, 0);
+  ASSERT_TRUE(roundtrip(a));
+  EXPECT_TRUE(server_->seat().cursor().is_default());
+  EXPECT_EQ(pattern_hits(capture(a, true), ox + 450, oy + 10), 0);
+}
+
+}  // namespace
+}  // namespace ferry
