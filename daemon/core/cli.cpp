@@ -590,7 +590,7 @@ int run_daemon(const CliOptions& cli) {
       svc->transfer_mode_changed(uint32_t(s.id()), from ? std::string(to_string(*from)) : "",
                                  std::string(to_string(to)), why);
     };
-  else
+  if (!service)
     log_notice("D-Bus control API unavailable: %s (ferryctl will not reach this ferryd)",
                bus_err.c_str());
 

@@ -6,6 +6,7 @@
 // FERRY_CHURN_CYCLES sets the number of cycles (default 100; docs/reliability.md has the
 // figures of a 1000-cycle run).
 
+#include <algorithm>
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
@@ -94,6 +95,7 @@ TEST(Churn, KilledClientsLeaveNoFdsSocketsOrMemoryBehind) {
   for (int i = 0; i < 3; ++i) ASSERT_EQ(churn_once(f.socket_path(), kSteps, 0), kSteps);
   ASSERT_TRUE(wait_until([&] { return socket_count(f) == base_sockets; }, 10s));
   const int base_fds = f.fd_count();
+  const std::vector<std::string> base_targets = f.fd_targets();
   const long base_rss = rss_kb(f.pid());
   ASSERT_GT(base_fds, 0);
   ASSERT_GT(base_rss, 0);
@@ -116,7 +118,12 @@ TEST(Churn, KilledClientsLeaveNoFdsSocketsOrMemoryBehind) {
   }
   ASSERT_TRUE(f.running()) << f.log();
   bool fds_back = wait_until([&] { return f.fd_count() == base_fds; }, 10s);
-  EXPECT_TRUE(fds_back) << "fds " << f.fd_count() << " after, " << base_fds << " before";
+  std::string new_fds;
+  for (const std::string& t : f.fd_targets())
+    if (std::find(base_targets.begin(), base_targets.end(), t) == base_targets.end())
+      new_fds += " " + t;
+  EXPECT_TRUE(fds_back) << "fds " << f.fd_count() << " after, " << base_fds << " before; new:"
+                        << new_fds;
   EXPECT_EQ(socket_count(f), base_sockets);
   const long end_rss = rss_kb(f.pid());
   std::printf("churn: %d cycles; fds %d -> %d, sockets %d -> %d, RSS %ld -> %ld KiB "
