@@ -4,6 +4,13 @@ encoding tests/fuzz/fuzz_wire.cpp interprets. Each seed is a short well-formed c
 shm surface, xdg toplevel, subsurfaces, popup, viewport + screencopy, data device.
 
     make_wire_seeds.py OUT_DIR WAYLAND_XML PROTOCOL_XML...   (the XML in meson's order)
+
+The XML list must be the one tests/fuzz/meson.build gives gen_wire_table.py (its order
+fixes the interface numbers the programs use); from a configured build-fuzz:
+    cd tests/fuzz && python3 make_wire_seeds.py corpus/wire $(sed -n \
+      's|.*gen_wire_table.py tests/fuzz/wire_table.cpp ||p' ../../build-fuzz/build.ninja)
+A seed that no longer does what its name says shows up with FUZZ_WIRE_TRACE=1 (a protocol
+error, or requests on the wrong objects).
 """
 import os
 import struct
