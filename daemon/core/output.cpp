@@ -34,6 +34,12 @@ Output::Output(Server& server, std::string name, const OutputMode& mode)
   wl_signal_init(&on_frame);
   global_ = wl_global_create(server.display(), &wl_output_interface, kOutputVersion, this,
                              &Output::bind);
+  // The repaint timer exists from the start (not when first needed): an output's fds do
+  // not change with the clients it serves.
+  repaint_timer_ = UniqueFd(timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK));
+  if (repaint_timer_)
+    timer_source_ = wl_event_loop_add_fd(server.loop(), repaint_timer_.get(), WL_EVENT_READABLE,
+                                         &Output::on_repaint_timer, this);
 }
 
 Output::~Output() {
@@ -172,12 +178,6 @@ void Output::arm_repaint() {
   int64_t now = now_ns();
   plan_ = scheduler_.plan(now, mode_.period_ns());
   if (plan_.start_ns > now) {
-    if (!timer_source_) {
-      repaint_timer_ = UniqueFd(timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK));
-      if (repaint_timer_)
-        timer_source_ = wl_event_loop_add_fd(server_.loop(), repaint_timer_.get(),
-                                             WL_EVENT_READABLE, &Output::on_repaint_timer, this);
-    }
     itimerspec its{};
     its.it_value = ns_to_timespec(plan_.start_ns);
     if (timer_source_ &&
