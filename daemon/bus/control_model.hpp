@@ -36,6 +36,8 @@ struct OutputInfo {
   uint64_t frames_composed = 0;
   uint64_t frames_presented = 0;
   uint64_t frames_dropped = 0;
+  uint64_t cursor_plane_frames = 0;     // frames with the pointer on the cursor plane
+  uint64_t cursor_composed_frames = 0;  // composed frames that drew the pointer
 };
 
 struct ClientInfo {

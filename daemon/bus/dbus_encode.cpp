@@ -77,7 +77,9 @@ int append_outputs(sd_bus_message* m, const std::vector<OutputInfo>& outputs) {
         .add("Scale", o.scale)
         .add("FramesComposed", o.frames_composed)
         .add("FramesPresented", o.frames_presented)
-        .add("FramesDropped", o.frames_dropped);
+        .add("FramesDropped", o.frames_dropped)
+        .add("CursorPlaneFrames", o.cursor_plane_frames)
+        .add("CursorComposedFrames", o.cursor_composed_frames);
   });
 }
 

@@ -124,6 +124,8 @@ std::vector<bus::OutputInfo> ServerControl::outputs() const {
     i.frames_composed = o->stats().frames_composed;
     i.frames_presented = o->stats().frames_presented;
     i.frames_dropped = o->stats().frames_dropped;
+    i.cursor_plane_frames = o->stats().cursor_plane_frames;
+    i.cursor_composed_frames = o->stats().cursor_composed_frames;
     out.push_back(std::move(i));
   }
   return out;
