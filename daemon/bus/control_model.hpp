@@ -38,6 +38,8 @@ struct OutputInfo {
   uint64_t frames_dropped = 0;
   uint64_t frames_late = 0;            // shown after the vblank the frame scheduler planned
   uint64_t predicted_compose_us = 0;   // the frame scheduler's compose time prediction
+  uint64_t cursor_plane_frames = 0;     // frames with the pointer on the cursor plane
+  uint64_t cursor_composed_frames = 0;  // composed frames that drew the pointer
 };
 
 struct ClientInfo {

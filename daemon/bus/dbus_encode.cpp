@@ -79,7 +79,9 @@ int append_outputs(sd_bus_message* m, const std::vector<OutputInfo>& outputs) {
         .add("FramesPresented", o.frames_presented)
         .add("FramesDropped", o.frames_dropped)
         .add("FramesLate", o.frames_late)
-        .add("PredictedComposeUs", o.predicted_compose_us);
+        .add("PredictedComposeUs", o.predicted_compose_us)
+        .add("CursorPlaneFrames", o.cursor_plane_frames)
+        .add("CursorComposedFrames", o.cursor_composed_frames);
   });
 }
 

@@ -129,9 +129,19 @@ class InputReader {
         if (!parse_key_combo(string(v, "quit_key"), &cfg.quit_key, &why)) fail(v.source(), why);
       } else if (k == "vt_switch") {
         cfg.vt_switch = boolean(v, "vt_switch");
+      } else if (k == "cursor_theme") {
+        cfg.cursor_theme = string(v, "cursor_theme");
+        if (cfg.cursor_theme.empty() || cfg.cursor_theme.find('/') != std::string::npos)
+          fail(v.source(), "'cursor_theme' must be a theme name (a folder of ~/.icons or "
+                           "/usr/share/icons), not \"" + cfg.cursor_theme + "\"");
+      } else if (k == "cursor_size") {
+        if (!v.is_integer()) fail(v.source(), "'cursor_size' must be an integer");
+        int64_t n = v.as_integer()->get();
+        if (n < 1 || n > 256) fail(v.source(), "'cursor_size' must be in 1..256");
+        cfg.cursor_size = int32_t(n);
       } else {
         fail(k.source(), "unknown key '" + std::string(k.str()) + "' in [input] (known: keyboard, "
-                         "pointer, device, quit_key, vt_switch)");
+                         "pointer, device, quit_key, vt_switch, cursor_theme, cursor_size)");
       }
     }
   }

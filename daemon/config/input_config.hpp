@@ -64,6 +64,10 @@ struct InputConfig {
   std::vector<DeviceRule> devices;  // [[input.device]], in file order
   KeyCombo quit_key{KeyCombo::ctrl | KeyCombo::alt, 0xff08 /* BackSpace */};
   bool vt_switch = true;            // Ctrl+Alt+F1..F12 switch VTs
+  // The default pointer image's Xcursor theme and size; empty / 0: XCURSOR_THEME and
+  // XCURSOR_SIZE, else "default" and 24 (core/cursor_theme.hpp).
+  std::string cursor_theme;
+  int32_t cursor_size = 0;
   bool operator==(const InputConfig&) const = default;
 };
 

@@ -294,8 +294,9 @@ bool save_screenshot(Server& server, Output& out, const std::string& path) {
   img.width = t->width;
   img.height = t->height;
   img.rgba.resize(size_t(img.width) * size_t(img.height) * 4);
-  if (!server.renderer().read_pixels(*t, Rect{0, 0, t->width, t->height}, DRM_FORMAT_ABGR8888,
-                                     img.rgba.data(), img.width * 4)) {
+  // Without the pointer, as grim takes screenshots by default.
+  if (!out.read_front(Rect{0, 0, t->width, t->height}, false, DRM_FORMAT_ABGR8888,
+                      img.rgba.data(), img.width * 4)) {
     log_error("screenshot: reading pixels failed");
     return false;
   }

@@ -126,6 +126,8 @@ std::vector<bus::OutputInfo> ServerControl::outputs() const {
     i.frames_dropped = o->stats().frames_dropped;
     i.frames_late = o->stats().frames_late;
     i.predicted_compose_us = uint64_t(o->stats().predicted_compose_ns / 1000);
+    i.cursor_plane_frames = o->stats().cursor_plane_frames;
+    i.cursor_composed_frames = o->stats().cursor_composed_frames;
     out.push_back(std::move(i));
   }
   return out;

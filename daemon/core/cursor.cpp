@@ -2,6 +2,7 @@
 
 #include <drm_fourcc.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/output.hpp"
@@ -100,8 +101,15 @@ void Cursor::drop_surface() {
   surface_commit_.disconnect();
 }
 
+void Cursor::set_pointer_devices(int count) {
+  bool shown_before = pointer_devices_ != 0;
+  pointer_devices_ = std::max(0, count);
+  if ((pointer_devices_ != 0) != shown_before) changed(false);
+}
+
 Rect Cursor::box() const {
   int32_t px = int32_t(std::floor(x_)), py = int32_t(std::floor(y_));
+  if (pointer_devices_ == 0) return {};
   switch (mode_) {
     case Mode::hidden:
       return {};

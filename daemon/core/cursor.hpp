@@ -40,6 +40,11 @@ class Cursor {
   void use_surface(Surface* surface, int32_t hotspot_x, int32_t hotspot_y);
   // A new theme or size (config reload; empty/<= 0: XCURSOR_THEME/XCURSOR_SIZE, defaults).
   void set_theme(const std::string& theme, int32_t size);
+  // How many devices that move the pointer (mice, touchpads, tablets) the seat has: with
+  // none the pointer is not shown (a touchscreen alone shows no arrow). Only a backend
+  // with real devices calls this; until then the pointer is always shown (headless and
+  // nested: fake or host input).
+  void set_pointer_devices(int count);
 
   Surface* surface() const { return surface_; }  // null: default image or hidden
   bool hidden() const { return mode_ == Mode::hidden; }
@@ -70,6 +75,7 @@ class Cursor {
   CursorPixels default_;
   std::unique_ptr<SurfaceTexture> default_texture_;
   uint64_t image_serial_ = 1;
+  int pointer_devices_ = -1;  // -1: not counted
   std::string fallback_logged_;  // theme whose missing cursor was logged
 };
 

@@ -5,6 +5,7 @@
 
 #include "backend/kms/kms_backend.hpp"
 #include "backend/kms/session.hpp"
+#include "core/cursor.hpp"
 #include "core/seat.hpp"
 #include "core/server.hpp"
 #include "input/key_bindings.hpp"
@@ -51,6 +52,10 @@ bool LiveInput::apply(const config::InputConfig& cfg, std::string* error) {
   if (keymap || repeat_changed) server_.seat().set_keyboard(std::move(keymap), kb.repeat_rate, kb.repeat_delay);
   keys_->set_quit_key(cfg.quit_key);
   keys_->set_vt_switch(cfg.vt_switch);
+  // The Cursor loaded the environment's theme when it was made.
+  const config::InputConfig& before = applied_ ? current_ : config::InputConfig{};
+  if (cfg.cursor_theme != before.cursor_theme || cfg.cursor_size != before.cursor_size)
+    server_.seat().cursor().set_theme(cfg.cursor_theme, cfg.cursor_size);
   if (libinput_) libinput_->configure(cfg);
   // After a failure the seat keeps the keymap it had: remember those names, not the failed ones.
   config::KeyboardConfig kept = current_.keyboard;
@@ -95,6 +100,14 @@ bool LiveInput::start_devices(std::string* error) {
     return box;
   };
   libinput_->configure(current_);
+  // The pointer is shown while a mouse, touchpad or tablet is plugged.
+  for (const auto& d : libinput_->devices()) pointer_devices_ += d.pointer || d.tablet;
+  server_.seat().cursor().set_pointer_devices(pointer_devices_);
+  libinput_->on_device = [this](const LibinputSource::DeviceInfo& d, bool added) {
+    if (!d.pointer && !d.tablet) return;
+    pointer_devices_ += added ? 1 : -1;
+    server_.seat().cursor().set_pointer_devices(pointer_devices_);
+  };
   session_listener_ = session.add_active_listener([this](bool active) {
     if (active) libinput_->resume();
     else libinput_->suspend();

@@ -41,6 +41,7 @@ class LiveInput {
   Server& server_;
   config::InputConfig current_;
   bool applied_ = false;
+  int pointer_devices_ = 0;  // mice, touchpads, tablets plugged (the cursor shows with one)
   std::unique_ptr<KeyBindings> keys_;
   std::unique_ptr<LibinputSource> libinput_;
   int session_listener_ = 0;  // on the KMS session while libinput_ lives

@@ -4,8 +4,6 @@
 #include <unistd.h>
 #include <wayland-server-protocol.h>
 
-#include <drm_fourcc.h>
-
 #include <algorithm>
 
 #include "core/cursor.hpp"
@@ -362,10 +360,11 @@ void Output::cursor_changed(const Rect& box, bool image) {
   if (!d.empty()) add_damage(d);
 }
 
-bool Output::read_front(const Rect& fb_rect, bool with_cursor, uint8_t* dst, int32_t stride) {
+bool Output::read_front(const Rect& fb_rect, bool with_cursor, uint32_t drm_format, uint8_t* dst,
+                        int32_t stride) {
   RenderTarget* front = backend_ ? backend_->front_target() : nullptr;
   Renderer& r = server_.renderer();
-  if (!front || !r.read_pixels(*front, fb_rect, DRM_FORMAT_XRGB8888, dst, stride)) return false;
+  if (!front || !r.read_pixels(*front, fb_rect, drm_format, dst, stride)) return false;
   if (with_cursor || front_cursor_box_.empty()) return true;
   // That frame composed the cursor: draw its area again without it, over the copy.
   FrameInput frame;
@@ -385,7 +384,7 @@ bool Output::read_front(const Rect& fb_rect, bool with_cursor, uint8_t* dst, int
   collect_items(frame, nullptr, false, nullptr);
   r.render(scratch_, frame);
   uint8_t* at = dst + size_t(patch.y - fb_rect.y) * size_t(stride) + size_t(patch.x - fb_rect.x) * 4;
-  return r.read_pixels(scratch_, patch, DRM_FORMAT_XRGB8888, at, stride);
+  return r.read_pixels(scratch_, patch, drm_format, at, stride);
 }
 
 Surface* Output::choose_overlay(bool compose_all) {

@@ -156,8 +156,9 @@ class Output {
   void request_capture(bool with_cursor);
   // Copies a framebuffer rectangle of the frame on screen (front_is_complete(with_cursor)
   // must hold): without the cursor when 'with_cursor' is false, whether or not the frame
-  // composed it. XRGB8888/ARGB8888 memory layout.
-  bool read_front(const Rect& fb_rect, bool with_cursor, uint8_t* dst, int32_t stride);
+  // composed it. drm_format as for Renderer::read_pixels.
+  bool read_front(const Rect& fb_rect, bool with_cursor, uint32_t drm_format, uint8_t* dst,
+                  int32_t stride);
   // The cursor's image or position changed (core/cursor.*): 'box' is where it is now.
   void cursor_changed(const Rect& box, bool image);
 

@@ -119,7 +119,8 @@ class Frame {
     Buffer* b = Buffer::from_resource(buffer_);
     auto* shm = b ? static_cast<ShmBuffer*>(b) : nullptr;
     uint8_t* dst = shm ? shm->begin_write_access() : nullptr;
-    bool ok = dst && output_->read_front(rect_, cursor_, dst, shm->stride());
+    bool ok = dst && output_->read_front(rect_, cursor_, DRM_FORMAT_XRGB8888, dst,
+                                                  shm->stride());
     if (dst && !shm->end_access()) ok = false;
     if (!ok) {
       zwlr_screencopy_frame_v1_send_failed(resource_);

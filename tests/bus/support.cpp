@@ -229,7 +229,7 @@ std::vector<bus::GpuInfo> FakeModel::gpus() const {
 
 std::vector<bus::OutputInfo> FakeModel::outputs() const {
   bus::OutputInfo o{"eDP-1", "Built-in panel", 2560, 1600, 165000, "normal", 1.5,
-                    1000, 990, 10};
+                    1000, 990, 10, 700, 3};
   return {o};
 }
 

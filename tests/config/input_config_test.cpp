@@ -128,7 +128,21 @@ TEST_F(InputParse, ErrorsPointAtTheKey) {
             "(e.g. BackSpace, q, F12)");
   EXPECT_EQ(parse_error("[input]\nmouse = 1\n"),
             "test.toml:2:1: unknown key 'mouse' in [input] (known: keyboard, pointer, device, "
-            "quit_key, vt_switch)");
+            "quit_key, vt_switch, cursor_theme, cursor_size)");
+  EXPECT_EQ(parse_error("[input]\ncursor_size = 0\n"),
+            "test.toml:2:15: 'cursor_size' must be in 1..256");
+  EXPECT_EQ(parse_error("[input]\ncursor_size = \"big\"\n"),
+            "test.toml:2:15: 'cursor_size' must be an integer");
+  EXPECT_EQ(parse_error("[input]\ncursor_theme = \"\"\n"),
+            "test.toml:2:16: 'cursor_theme' must be a theme name (a folder of ~/.icons or "
+            "/usr/share/icons), not \"\"");
+}
+
+TEST_F(InputParse, CursorThemeAndSize) {
+  auto c = parse_ok("[input]\ncursor_theme = \"Adwaita\"\ncursor_size = 48\n");
+  EXPECT_EQ(c.input.cursor_theme, "Adwaita");
+  EXPECT_EQ(c.input.cursor_size, 48);
+  EXPECT_EQ(parse_ok("").input.cursor_size, 0);  // unset: XCURSOR_SIZE, else 24
 }
 
 TEST_F(InputParse, KeymapThatDoesNotCompileIsAnErrorAtTheKeyboardTable) {

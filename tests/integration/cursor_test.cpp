@@ -4,8 +4,10 @@
 
 #include <drm_fourcc.h>
 
+#include "config/config.hpp"
 #include "core/cursor.hpp"
 #include "core/cursor_theme.hpp"
+#include "core/live_input.hpp"
 #include "seat_fixture.hpp"
 #include "wlr-screencopy-unstable-v1-client-protocol.h"
 
@@ -164,12 +166,27 @@ TEST_F(CursorTest, ClientCursorAtPointerMinusHotspotOnlyWithOverlayCursor) {
   without = capture(c, false);
   EXPECT_EQ(window_pixels(without, ox + 85, oy + 81), 16 * 12);
 
+  // wl_surface.offset (v5) alone, without a new buffer, moves it too: (5,9) - (1,-3).
+  auto* compositor5 = c.track(static_cast<wl_compositor*>(
+      wl_registry_bind(c.registry, c.global_names["wl_compositor"], &wl_compositor_interface, 5)));
+  wl_surface* cursor5 = c.track(wl_compositor_create_surface(compositor5));
+  wl_surface_attach(cursor5, pattern_buffer(c), 0, 0);
+  wl_surface_commit(cursor5);
+  wl_pointer_set_cursor(pointer_, enter_serial(c), cursor5, 5, 9);
+  wl_surface_offset(cursor5, 1, -3);
+  wl_surface_commit(cursor5);
+  ASSERT_TRUE(roundtrip(c));
+  EXPECT_EQ(server_->seat().cursor_hotspot_x(), 4);
+  EXPECT_EQ(server_->seat().cursor_hotspot_y(), 12);
+  with = capture(c, true);
+  EXPECT_EQ(pattern_hits(with, ox + 86, oy + 78), 16 * 12);
+
   // A null cursor hides it.
   wl_pointer_set_cursor(pointer_, enter_serial(c), nullptr, 0, 0);
   ASSERT_TRUE(roundtrip(c));
   with = capture(c, true);
-  EXPECT_EQ(window_pixels(with, ox + 85, oy + 81), 16 * 12);
-  EXPECT_EQ(pattern_hits(with, ox + 85, oy + 81), 0);
+  EXPECT_EQ(window_pixels(with, ox + 86, oy + 78), 16 * 12);
+  EXPECT_EQ(pattern_hits(with, ox + 86, oy + 78), 0);
 }
 
 TEST_F(CursorTest, DestroyedCursorSurfaceHidesItAndBackgroundShowsTheThemeImage) {
@@ -266,6 +283,41 @@ TEST_F(CursorTest, FocusOnAnotherClientBringsTheDefaultBackAndOldSerialsAreIgnor
   ASSERT_TRUE(roundtrip(a));
   EXPECT_TRUE(server_->seat().cursor().is_default());
   EXPECT_EQ(pattern_hits(capture(a, true), ox + 450, oy + 10), 0);
+}
+
+TEST_F(CursorTest, ConfigReloadReplacesTheDefaultImage) {
+  Client& c = connect();
+  bind_extras(c);
+  input_->move_to(400, 300);  // over the background
+  settle();
+  std::string theme;
+  int32_t size = 0;
+  resolve_cursor_theme("Adwaita", 48, &theme, &size);
+  CursorPixels want;
+  ASSERT_TRUE(load_theme_cursor(theme, size, &want));
+  ASSERT_NE(want.width, server_->seat().cursor().default_pixels().width);  // a real change
+
+  LiveInput live(*server_);
+  std::string error;
+  auto cfg = config::parse_config("[input]\ncursor_theme = \"Adwaita\"\ncursor_size = 48\n",
+                                  "t.toml", &error);
+  ASSERT_TRUE(cfg) << error;
+  ASSERT_TRUE(live.apply(cfg->input, &error)) << error;
+  const CursorPixels& shown = server_->seat().cursor().default_pixels();
+  EXPECT_EQ(shown.width, want.width);
+  EXPECT_EQ(shown.argb, want.argb);
+  // The capture shows the new image: its opaque pixels at pointer − hotspot.
+  Capture cap = capture(c, true);
+  int opaque = 0, matching = 0;
+  for (int y = 0; y < want.height; ++y)
+    for (int x = 0; x < want.width; ++x) {
+      uint32_t p = want.argb[size_t(y) * want.width + x];
+      if ((p >> 24) != 0xff) continue;
+      opaque++;
+      matching += cap.at(400 - want.hotspot_x + x, 300 - want.hotspot_y + y) == (p & 0xffffff);
+    }
+  EXPECT_GT(opaque, 20);
+  EXPECT_EQ(matching, opaque);
 }
 
 }  // namespace
