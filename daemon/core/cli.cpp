@@ -314,7 +314,7 @@ void print_stats(Server& server, double seconds) {
     const OutputStats& s = o->stats();
     std::printf(
         "%s %dx%d@%.2f: composed %llu, presented %llu, dropped %llu, no-op flips %llu, "
-        "direct scanout %llu, overlay %llu, cursor on plane %llu, cursor composed %llu, "
+        "direct scanout %llu, overlay %llu, cursor plane %llu, cursor drawn %llu, "
         "damage rects %llu in %llu passes, compose predicted %.2f ms (last %.2f ms), late %llu",
         o->name().c_str(), o->mode().width, o->mode().height, o->mode().refresh_mhz / 1000.0,
         (unsigned long long)s.frames_composed, (unsigned long long)s.frames_presented,

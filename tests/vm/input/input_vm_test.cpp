@@ -416,7 +416,7 @@ void cursor_follows_mouse(VmInput& t, const TempDir& tmp, bool plane) {
   EXPECT_EQ(status, 0) << log;
   std::smatch m;
   ASSERT_TRUE(std::regex_search(log, m, std::regex("Virtual-1 1024x768@[0-9.]+: composed ([0-9]+),.*"
-                                                   "cursor on plane ([0-9]+), cursor composed ([0-9]+)")))
+                                                   "cursor plane ([0-9]+), cursor drawn ([0-9]+)")))
       << log;
   std::printf("%s\n", m[0].str().c_str());
   int composed = std::stoi(m[1]), on_plane = std::stoi(m[2]), cursor_composed = std::stoi(m[3]);
