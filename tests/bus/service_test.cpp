@@ -66,6 +66,8 @@ TEST_F(ServiceTest, PropertiesCarryTheModel) {
   EXPECT_EQ(snap.outputs[0].num("RefreshMhz"), 165000);
   EXPECT_DOUBLE_EQ(snap.outputs[0].num("Scale"), 1.5);
   EXPECT_EQ(snap.outputs[0].num("FramesDropped"), 10);
+  EXPECT_EQ(snap.outputs[0].num("FramesLate"), 4);
+  EXPECT_EQ(snap.outputs[0].num("PredictedComposeUs"), 5200);
   EXPECT_EQ(snap.outputs[0].num("CursorPlaneFrames"), 700);
   EXPECT_EQ(snap.outputs[0].num("CursorComposedFrames"), 3);
 

@@ -228,8 +228,11 @@ std::vector<bus::GpuInfo> FakeModel::gpus() const {
 }
 
 std::vector<bus::OutputInfo> FakeModel::outputs() const {
-  bus::OutputInfo o{"eDP-1", "Built-in panel", 2560, 1600, 165000, "normal", 1.5,
-                    1000, 990, 10, 700, 3};
+  bus::OutputInfo o{"eDP-1", "Built-in panel", 2560, 1600, 165000, "normal", 1.5, 1000, 990, 10};
+  o.frames_late = 4;
+  o.predicted_compose_us = 5200;
+  o.cursor_plane_frames = 700;
+  o.cursor_composed_frames = 3;
   return {o};
 }
 
