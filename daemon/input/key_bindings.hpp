@@ -35,6 +35,16 @@ class KeyBindings final : public InputSink {
   void pointer_motion_relative(uint32_t t, double dx, double dy) override { down_.pointer_motion_relative(t, dx, dy); }
   void pointer_button(uint32_t t, uint32_t button, bool pressed) override { down_.pointer_button(t, button, pressed); }
   void pointer_axis(uint32_t t, bool horizontal, double value) override { down_.pointer_axis(t, horizontal, value); }
+  void pointer_motion_relative_raw(uint64_t t_us, double dx, double dy, double ux, double uy) override {
+    down_.pointer_motion_relative_raw(t_us, dx, dy, ux, uy);
+  }
+  void touch_device_added() override { down_.touch_device_added(); }
+  void touch_device_removed() override { down_.touch_device_removed(); }
+  void touch_down(uint32_t t, int32_t id, double x, double y) override { down_.touch_down(t, id, x, y); }
+  void touch_motion(uint32_t t, int32_t id, double x, double y) override { down_.touch_motion(t, id, x, y); }
+  void touch_up(uint32_t t, int32_t id) override { down_.touch_up(t, id); }
+  void touch_frame() override { down_.touch_frame(); }
+  void touch_cancel() override { down_.touch_cancel(); }
   void keyboard_key(uint32_t time_ms, uint32_t key, bool pressed) override;
 
   // Keys whose press was taken (their release is taken too).

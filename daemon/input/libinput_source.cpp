@@ -148,10 +148,17 @@ void LibinputSource::apply_settings(libinput_device* d) {
   }
 }
 
-void LibinputSource::absolute(uint32_t time_ms, double nx, double ny) {
+bool LibinputSource::to_layout(double nx, double ny, double* x, double* y) const {
   Rect box = layout_box ? layout_box() : Rect{};
-  if (box.empty()) return;
-  sink_.pointer_motion_absolute(time_ms, box.x + nx * box.width, box.y + ny * box.height);
+  if (box.empty()) return false;
+  *x = box.x + nx * box.width;
+  *y = box.y + ny * box.height;
+  return true;
+}
+
+void LibinputSource::absolute(uint32_t time_ms, double nx, double ny) {
+  double x = 0, y = 0;
+  if (to_layout(nx, ny, &x, &y)) sink_.pointer_motion_absolute(time_ms, x, y);
 }
 
 void LibinputSource::handle(libinput_event* ev) {
@@ -164,6 +171,7 @@ void LibinputSource::handle(libinput_event* ev) {
       log_info("input: added %s '%s'%s%s%s%s", i.sysname.c_str(), i.name.c_str(),
                i.keyboard ? " keyboard" : "", i.pointer ? " pointer" : "", i.touch ? " touch" : "",
                i.tablet ? " tablet" : "");
+      if (i.touch) sink_.touch_device_added();
       if (on_device) on_device(i, true);
       break;
     }
@@ -172,6 +180,7 @@ void LibinputSource::handle(libinput_event* ev) {
       if (it == devices_.end()) break;
       DeviceInfo i = info_of(dev);
       log_info("input: removed %s '%s'", i.sysname.c_str(), i.name.c_str());
+      if (i.touch) sink_.touch_device_removed();  // lifts its points
       if (on_device) on_device(i, false);
       libinput_device_unref(*it);
       devices_.erase(it);
@@ -189,9 +198,12 @@ void LibinputSource::handle(libinput_event* ev) {
     }
     case LIBINPUT_EVENT_POINTER_MOTION: {
       auto* p = libinput_event_get_pointer_event(ev);
-      sink_.pointer_motion_relative(libinput_event_pointer_get_time(p),
-                                    libinput_event_pointer_get_dx(p),
-                                    libinput_event_pointer_get_dy(p));
+      // µs and the deltas before acceleration too: zwp_relative_pointer_v1 sends both.
+      sink_.pointer_motion_relative_raw(libinput_event_pointer_get_time_usec(p),
+                                        libinput_event_pointer_get_dx(p),
+                                        libinput_event_pointer_get_dy(p),
+                                        libinput_event_pointer_get_dx_unaccelerated(p),
+                                        libinput_event_pointer_get_dy_unaccelerated(p));
       break;
     }
     case LIBINPUT_EVENT_POINTER_MOTION_ABSOLUTE: {
@@ -225,26 +237,32 @@ void LibinputSource::handle(libinput_event* ev) {
     }
     case LIBINPUT_EVENT_TOUCH_DOWN:
     case LIBINPUT_EVENT_TOUCH_MOTION: {
+      // wl_touch: points by seat slot (unique across the seat's touchscreens), in layout
+      // coordinates; the seat gives each to the surface it went down on.
       auto* t = libinput_event_get_touch_event(ev);
-      int32_t slot = libinput_event_touch_get_seat_slot(t);
-      bool down = libinput_event_get_type(ev) == LIBINPUT_EVENT_TOUCH_DOWN;
-      if (down && touch_slot_ < 0) touch_slot_ = slot;
-      if (slot != touch_slot_) break;
+      double x = 0, y = 0;
+      if (!to_layout(libinput_event_touch_get_x_transformed(t, 1),
+                     libinput_event_touch_get_y_transformed(t, 1), &x, &y))
+        break;
       uint32_t time = libinput_event_touch_get_time(t);
-      absolute(time, libinput_event_touch_get_x_transformed(t, 1),
-               libinput_event_touch_get_y_transformed(t, 1));
-      if (down) sink_.pointer_button(time, BTN_LEFT, true);
+      int32_t slot = libinput_event_touch_get_seat_slot(t);
+      if (libinput_event_get_type(ev) == LIBINPUT_EVENT_TOUCH_DOWN)
+        sink_.touch_down(time, slot, x, y);
+      else
+        sink_.touch_motion(time, slot, x, y);
       break;
     }
-    case LIBINPUT_EVENT_TOUCH_UP:
-    case LIBINPUT_EVENT_TOUCH_CANCEL: {
+    case LIBINPUT_EVENT_TOUCH_UP: {
       auto* t = libinput_event_get_touch_event(ev);
-      bool cancel = libinput_event_get_type(ev) == LIBINPUT_EVENT_TOUCH_CANCEL;
-      if (touch_slot_ < 0 || (!cancel && libinput_event_touch_get_seat_slot(t) != touch_slot_)) break;
-      touch_slot_ = -1;
-      sink_.pointer_button(libinput_event_touch_get_time(t), BTN_LEFT, false);
+      sink_.touch_up(libinput_event_touch_get_time(t), libinput_event_touch_get_seat_slot(t));
       break;
     }
+    case LIBINPUT_EVENT_TOUCH_CANCEL:
+      sink_.touch_cancel();
+      break;
+    case LIBINPUT_EVENT_TOUCH_FRAME:
+      sink_.touch_frame();
+      break;
     case LIBINPUT_EVENT_TABLET_TOOL_AXIS:
     case LIBINPUT_EVENT_TABLET_TOOL_PROXIMITY:
     case LIBINPUT_EVENT_TABLET_TOOL_TIP: {

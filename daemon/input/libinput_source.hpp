@@ -8,8 +8,10 @@
 // VT switch. suspend()/resume() follow the session (seat disabled/enabled).
 //
 // Pointer mapping: relative motion, buttons and scrolling (wheel, finger, continuous: the
-// value in surface units) as they come; touchscreens and tablets emulate a pointer (absolute
-// position over the layout box and BTN_LEFT while touching). Keyboards: evdev key codes,
+// value in surface units) as they come; tablets emulate a pointer (absolute position over
+// the layout box and BTN_LEFT while the tip touches). Touchscreens are touch devices of the
+// seat (wl_touch): points by libinput's seat slot, mapped onto the layout box, with their
+// frames and cancels. Keyboards: evdev key codes,
 // each key once per seat (two keyboards holding the same key press it once).
 //
 // Main thread only. Owns the libinput context and its udev; not the sink or the Opener.
@@ -73,6 +75,7 @@ class LibinputSource {
   void handle(libinput_event* ev);
   void apply_settings(libinput_device* dev);
   void absolute(uint32_t time_ms, double nx, double ny);  // nx, ny in 0..1
+  bool to_layout(double nx, double ny, double* x, double* y) const;  // false: no layout
 
   InputSink& sink_;
   Opener opener_;
@@ -82,7 +85,6 @@ class LibinputSource {
   std::vector<libinput_device*> devices_;  // referenced while added
   config::InputConfig config_;
   bool suspended_ = false;
-  int32_t touch_slot_ = -1;  // the touch point that drives the emulated pointer
   bool tip_down_ = false;
 };
 

@@ -24,6 +24,7 @@
 #include "core/server.hpp"
 #include "frame_counter.hpp"
 #include "harness.hpp"
+#include "touch_log.hpp"
 #include "input/fake_input.hpp"
 #include "pointer-constraints-unstable-v1-client-protocol.h"
 #include "relative-pointer-unstable-v1-client-protocol.h"
@@ -139,35 +140,12 @@ struct Recorder {
   int locked = 0, unlocked = 0;
   std::vector<std::array<double, 4>> relative;  // dx, dy, dx_unaccel, dy_unaccel
   uint32_t caps = 0;
-  std::vector<std::string> touch;  // "down 3 10,15", "motion 3 20,25", "up 3", "frame"
+  TouchLog touch;
 };
 
 const wl_seat_listener kSeat = {
     [](void* d, wl_seat*, uint32_t caps) { static_cast<Recorder*>(d)->caps = caps; },
     [](void*, wl_seat*, const char*) {},
-};
-
-std::string touch_at(const char* what, int32_t id, wl_fixed_t x, wl_fixed_t y) {
-  char text[96];
-  std::snprintf(text, sizeof text, "%s %d %g,%g", what, id, wl_fixed_to_double(x),
-                wl_fixed_to_double(y));
-  return text;
-}
-
-const wl_touch_listener kTouch = {
-    [](void* d, wl_touch*, uint32_t, uint32_t, wl_surface*, int32_t id, wl_fixed_t x, wl_fixed_t y) {
-      static_cast<Recorder*>(d)->touch.push_back(touch_at("down", id, x, y));
-    },
-    [](void* d, wl_touch*, uint32_t, uint32_t, int32_t id) {
-      static_cast<Recorder*>(d)->touch.push_back("up " + std::to_string(id));
-    },
-    [](void* d, wl_touch*, uint32_t, int32_t id, wl_fixed_t x, wl_fixed_t y) {
-      static_cast<Recorder*>(d)->touch.push_back(touch_at("motion", id, x, y));
-    },
-    [](void* d, wl_touch*) { static_cast<Recorder*>(d)->touch.push_back("frame"); },
-    [](void* d, wl_touch*) { static_cast<Recorder*>(d)->touch.push_back("cancel"); },
-    [](void*, wl_touch*, int32_t, wl_fixed_t, wl_fixed_t) {},
-    [](void*, wl_touch*, int32_t, wl_fixed_t) {},
 };
 
 const wl_pointer_listener kPointer = {
@@ -459,7 +437,7 @@ TEST_F(NestedInput, HostTouchReachesAClientInTheNestedFerry) {
   ASSERT_TRUE(wait_until([&] { return !c->dispatch_for(10) || (rec.caps & WL_SEAT_CAPABILITY_TOUCH); }, 10s))
       << "no touch capability in the nested ferry\n" << nested.log();
   wl_touch* touch = wl_seat_get_touch(rec.seat);
-  wl_touch_add_listener(touch, &kTouch, &rec);
+  wl_touch_add_listener(touch, &touch_log_listener, &rec.touch);
   ASSERT_GE(c->roundtrip(), 0);
   // Host (74, 79) is the client's surface (10, 15); (84, 91) is (20, 27).
   host.post([](Server&, FakeInput& in) {
@@ -468,9 +446,9 @@ TEST_F(NestedInput, HostTouchReachesAClientInTheNestedFerry) {
     in.touch_up(3);
   });
   std::vector<std::string> want = {"down 3 10,15", "frame", "motion 3 20,27", "frame", "up 3", "frame"};
-  ASSERT_TRUE(wait_until([&] { return !c->dispatch_for(10) || rec.touch.size() >= want.size(); }, 10s))
-      << rec.touch.size() << "\n" << nested.log();
-  EXPECT_EQ(rec.touch, want);
+  ASSERT_TRUE(wait_until([&] { return !c->dispatch_for(10) || rec.touch.events.size() >= want.size(); }, 10s))
+      << rec.touch.events.size() << "\n" << nested.log();
+  EXPECT_EQ(rec.touch.events, want);
   host.post([](Server&, FakeInput& in) { in.unplug_touchscreen(); });
   EXPECT_TRUE(wait_until([&] { return !c->dispatch_for(10) || !(rec.caps & WL_SEAT_CAPABILITY_TOUCH); }, 10s));
   wl_touch_destroy(touch);

@@ -2,6 +2,8 @@
 // what lies under the pointer after commits (unmapped subsurfaces, moved windows), and
 // wl_shell windows.
 
+#include "input/key_bindings.hpp"
+#include "relative-pointer-unstable-v1-client-protocol.h"
 #include "seat_fixture.hpp"
 
 namespace ferry {
@@ -98,6 +100,64 @@ TEST_F(TouchTest, DownMotionUpFramesInSurfaceCoordinatesAndDownActivates) {
   input_->touch_move(7, ax + 1, ay + 1);
   settle();
   EXPECT_TRUE(c.touch_events.empty());
+}
+
+// On KMS, libinput feeds the compositor keys (KeyBindings), which pass everything but their
+// own keys on to the seat: touchscreens and their points, and relative motion with its µs
+// time and unaccelerated deltas, must come through unchanged.
+TEST_F(TouchTest, CompositorKeysPassTouchAndRawRelativeMotionThrough) {
+  Client& c = connect();
+  KeyBindings keys(server_->seat(), [this] { return server_->seat().keyboard(); });
+  FakeInput dev(keys);
+  dev.plug_touchscreen();
+  settle();
+  EXPECT_NE(c.caps & WL_SEAT_CAPABILITY_TOUCH, 0u);
+  wl_touch* t = c.track(wl_seat_get_touch(c.seat));
+  wl_touch_add_listener(t, &touch_listener, &c);
+  auto win = map_window(c, 200, 100);
+  Surface* s = last_server_surface();
+  int32_t x, y;
+  ASSERT_TRUE(origin_of(s, &x, &y));
+  dev.touch_down(5, x + 10, y + 20);
+  dev.touch_up(5);
+  settle();
+  ASSERT_EQ(only(c.touch_events, "down").size(), 1u);
+  EXPECT_EQ(only(c.touch_events, "down")[0].a, 5u);
+  EXPECT_EQ(only(c.touch_events, "up").size(), 1u);
+
+  struct Rel {
+    uint64_t us = 0;
+    double dx = 0, dy = 0, ux = 0, uy = 0;
+    int n = 0;
+  } rel;
+  static const zwp_relative_pointer_v1_listener kRel = {
+      [](void* d, zwp_relative_pointer_v1*, uint32_t hi, uint32_t lo, wl_fixed_t dx, wl_fixed_t dy,
+         wl_fixed_t ux, wl_fixed_t uy) {
+        auto* r = static_cast<Rel*>(d);
+        r->us = (uint64_t(hi) << 32) | lo;
+        r->dx = wl_fixed_to_double(dx);
+        r->dy = wl_fixed_to_double(dy);
+        r->ux = wl_fixed_to_double(ux);
+        r->uy = wl_fixed_to_double(uy);
+        ++r->n;
+      }};
+  auto* manager = c.track(static_cast<zwp_relative_pointer_manager_v1*>(wl_registry_bind(
+      c.registry, c.global_names.at(zwp_relative_pointer_manager_v1_interface.name),
+      &zwp_relative_pointer_manager_v1_interface, 1)));
+  wl_pointer* p = c.track(wl_seat_get_pointer(c.seat));
+  wl_pointer_add_listener(p, &pointer_listener, &c);
+  auto* rp = c.track(zwp_relative_pointer_manager_v1_get_relative_pointer(manager, p));
+  zwp_relative_pointer_v1_add_listener(rp, &kRel, &rel);
+  dev.move_to(x + 50, y + 50);
+  settle();
+  keys.pointer_motion_relative_raw(123456789012ull, 4.5, -2.25, 3.0, -1.5);
+  settle();
+  ASSERT_EQ(rel.n, 1);
+  EXPECT_EQ(rel.us, 123456789012ull);
+  EXPECT_EQ(rel.dx, 4.5);
+  EXPECT_EQ(rel.dy, -2.25);
+  EXPECT_EQ(rel.ux, 3.0);
+  EXPECT_EQ(rel.uy, -1.5);
 }
 
 TEST_F(TouchTest, PointLiftsWhenItsSurfaceIsDestroyed) {

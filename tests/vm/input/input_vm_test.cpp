@@ -29,6 +29,8 @@
 
 #include "core/cursor_theme.hpp"
 #include "harness.hpp"
+#include "touch_log.hpp"
+#include "presentation_sample.hpp"
 #include "uinput.hpp"
 #include "util/png.hpp"
 #include "wl_client.hpp"
@@ -52,6 +54,8 @@ struct SeatEvents {
   std::vector<std::pair<double, double>> motions;  // surface-local, enter included
   std::vector<std::pair<uint32_t, uint32_t>> buttons;
   std::vector<std::pair<uint32_t, double>> axes;
+  uint32_t caps = 0;
+  TouchLog touch;
 };
 
 SeatEvents* ev(void* d) { return static_cast<SeatEvents*>(d); }
@@ -96,11 +100,18 @@ const wl_pointer_listener kPointer = {
     [](void*, wl_pointer*, uint32_t, int32_t) {},
 };
 
+const wl_seat_listener kSeat = {
+    [](void* d, wl_seat*, uint32_t caps) { ev(d)->caps = caps; },
+    [](void*, wl_seat*, const char*) {},
+};
+
 const wl_registry_listener kRegistry = {
     [](void* d, wl_registry* reg, uint32_t name, const char* iface, uint32_t version) {
-      if (std::strcmp(iface, wl_seat_interface.name) == 0)
+      if (std::strcmp(iface, wl_seat_interface.name) == 0) {
         ev(d)->seat = static_cast<wl_seat*>(
             wl_registry_bind(reg, name, &wl_seat_interface, std::min(version, 7u)));
+        wl_seat_add_listener(ev(d)->seat, &kSeat, d);
+      }
     },
     [](void*, wl_registry*, uint32_t) {},
 };
@@ -316,6 +327,55 @@ TEST_F(VmInput, KeysPointerHotplugAndQuitKey) {
   for (const auto& k : s.keys) EXPECT_NE(k.key, uint32_t(KEY_BACKSPACE));
   EXPECT_NE(f.log().find("quit key Ctrl+Alt+BackSpace pressed"), std::string::npos) << f.log();
   EXPECT_EQ(f.stop(), 0);
+}
+
+// A uinput multi-touch screen → libinput → wl_touch: two points in the window arrive at
+// the client in surface coordinates, with ids, frames and ups in order.
+TEST_F(VmInput, TouchscreenPointsReachTheClientUnderThem) {
+  std::string err;
+  auto screen = UinputDevice::touchscreen("ferry-test-touchscreen", 1024, 768, &err);
+  ASSERT_TRUE(screen) << err;
+  wait_udev(*screen);
+  Ferryd f;
+  ASSERT_TRUE(f.start({"--backend", "kms"}));
+  ASSERT_TRUE(wait_until([&] {
+    return f.log().find("'ferry-test-touchscreen' touch") != std::string::npos;
+  }, 20s)) << f.log();
+  auto c = WlClient::connect(f.socket_path(), &err);
+  ASSERT_TRUE(c) << err;
+  SeatEvents s;
+  wl_registry* reg = wl_display_get_registry(c->display());
+  wl_registry_add_listener(reg, &kRegistry, &s);
+  ASSERT_GE(c->roundtrip(), 0);
+  ASSERT_NE(s.seat, nullptr);
+  ASSERT_TRUE(pump_until(*c, [&] { return (s.caps & WL_SEAT_CAPABILITY_TOUCH) != 0; }))
+      << "no touch capability\n" << f.log();
+  wl_touch* touch = wl_seat_get_touch(s.seat);
+  wl_touch_add_listener(touch, &touch_log_listener, &s.touch);
+  Toplevel top = c->create_toplevel();
+  ShmBuffer* b = c->create_buffer(400, 300, WL_SHM_FORMAT_XRGB8888, 0xff336699u);
+  ASSERT_TRUE(commit_until_presented(*c, top.surface, b->buffer, 0, 0, 400, 300)) << f.log();
+
+  // The window sits at the cascade origin (32, 32); the screen's axes are pixels.
+  ASSERT_TRUE(screen->touch_down(0, 132, 82));
+  ASSERT_TRUE(screen->touch_move(0, 142, 92));
+  ASSERT_TRUE(screen->touch_down(1, 232, 182));
+  ASSERT_TRUE(screen->touch_up(0));
+  ASSERT_TRUE(screen->touch_up(1));
+  std::vector<std::string> want = {"down 0 100,50", "frame",  "motion 0 110,60", "frame",
+                                   "down 1 200,150", "frame", "up 0",            "frame",
+                                   "up 1",           "frame"};
+  ASSERT_TRUE(pump_until(*c, [&] { return s.touch.events.size() >= want.size(); }))
+      << s.touch.events.size() << " events\n" << f.log();
+  EXPECT_EQ(s.touch.events, want);
+
+  // Unplugged: the seat loses its touch capability.
+  screen.reset();
+  EXPECT_TRUE(pump_until(*c, [&] { return (s.caps & WL_SEAT_CAPABILITY_TOUCH) == 0; })) << f.log();
+  wl_touch_destroy(touch);
+  wl_registry_destroy(reg);
+  c.reset();
+  EXPECT_EQ(f.stop(), 0) << f.log();
 }
 
 TEST_F(VmInput, BareFerrydDrivesVkms) {
