@@ -314,20 +314,36 @@ void Seat::pointer_button(uint32_t time_ms, uint32_t button, bool pressed) {
 }
 
 void Seat::pointer_axis(uint32_t time_ms, bool horizontal, double value) {
-  if (!pointer_focus_ || value == 0) return;
+  // 15 surface units per wheel detent (libinput's convention).
+  pointer_scroll(time_ms, horizontal, value, ScrollSource::wheel,
+                 int32_t(std::lround(value / 15.0 * 120)));
+}
+
+void Seat::pointer_scroll(uint32_t time_ms, bool horizontal, double value, ScrollSource source,
+                          int32_t value120) {
+  if (!pointer_focus_) return;
+  if (value == 0 && source != ScrollSource::finger) return;  // a finger 0 is the stop
   uint32_t axis = horizontal ? WL_POINTER_AXIS_HORIZONTAL_SCROLL : WL_POINTER_AXIS_VERTICAL_SCROLL;
-  // 15 surface units per wheel detent (libinput's convention); discrete steps for v5-v7,
-  // 120ths of a detent for v8.
-  double detents = value / 15.0;
+  uint32_t wl_source = source == ScrollSource::wheel    ? WL_POINTER_AXIS_SOURCE_WHEEL
+                       : source == ScrollSource::finger ? WL_POINTER_AXIS_SOURCE_FINGER
+                                                        : WL_POINTER_AXIS_SOURCE_CONTINUOUS;
   for (wl_resource* p : pointers_) {
     if (!same_client(p, pointer_focus_)) continue;
     int version = wl_resource_get_version(p);
-    if (version >= WL_POINTER_AXIS_SOURCE_SINCE_VERSION)
-      wl_pointer_send_axis_source(p, WL_POINTER_AXIS_SOURCE_WHEEL);
-    if (version >= WL_POINTER_AXIS_VALUE120_SINCE_VERSION) {
-      wl_pointer_send_axis_value120(p, axis, int32_t(std::lround(detents * 120)));
-    } else if (version >= WL_POINTER_AXIS_DISCRETE_SINCE_VERSION && detents == std::trunc(detents)) {
-      wl_pointer_send_axis_discrete(p, axis, int32_t(detents));
+    if (version >= WL_POINTER_AXIS_SOURCE_SINCE_VERSION) wl_pointer_send_axis_source(p, wl_source);
+    if (value == 0) {
+      if (version >= WL_POINTER_AXIS_STOP_SINCE_VERSION) {
+        wl_pointer_send_axis_stop(p, time_ms, axis);
+        send_frame(p);
+      }
+      continue;
+    }
+    // Wheels: 120ths of a detent for v8, whole detents for v5-v7.
+    if (source == ScrollSource::wheel && value120 != 0) {
+      if (version >= WL_POINTER_AXIS_VALUE120_SINCE_VERSION)
+        wl_pointer_send_axis_value120(p, axis, value120);
+      else if (version >= WL_POINTER_AXIS_DISCRETE_SINCE_VERSION && value120 % 120 == 0)
+        wl_pointer_send_axis_discrete(p, axis, value120 / 120);
     }
     wl_pointer_send_axis(p, time_ms, axis, wl_fixed_from_double(value));
     send_frame(p);

@@ -45,6 +45,14 @@ class InputSink {
   }
   virtual void pointer_button(uint32_t time_ms, uint32_t button, bool pressed) = 0;
   virtual void pointer_axis(uint32_t time_ms, bool horizontal, double value) = 0;
+  // A scroll with what made it: a wheel (value120: 120ths of a detent), fingers on a
+  // touchpad (value 0: the fingers lifted, wl_pointer.axis_stop) or a continuous source
+  // (button scrolling). The default drops the source (pointer_axis).
+  enum class ScrollSource { wheel, finger, continuous };
+  virtual void pointer_scroll(uint32_t time_ms, bool horizontal, double value,
+                              ScrollSource source, int32_t value120) {
+    if (value != 0) pointer_axis(time_ms, horizontal, value);
+  }
   virtual void keyboard_key(uint32_t time_ms, uint32_t key, bool pressed) = 0;
   // Touch: points by device-unique id, in layout coordinates; a frame ends each group of
   // point events; cancel ends every point (the compositor took the gesture). A source
@@ -133,7 +141,9 @@ class Seat final : public InputSink {
   void relative_motion_only(uint64_t time_us, double dx, double dy, double dx_unaccel,
                             double dy_unaccel);
   void pointer_button(uint32_t time_ms, uint32_t button, bool pressed) override;
-  void pointer_axis(uint32_t time_ms, bool horizontal, double value) override;
+  void pointer_axis(uint32_t time_ms, bool horizontal, double value) override;  // a wheel
+  void pointer_scroll(uint32_t time_ms, bool horizontal, double value, ScrollSource source,
+                      int32_t value120) override;
   void keyboard_key(uint32_t time_ms, uint32_t key, bool pressed) override;
   void touch_device_added() override;
   void touch_device_removed() override;

@@ -33,6 +33,15 @@ void FakeInput::scroll(double value, bool horizontal) {
   sink_.pointer_axis(now_ms(), horizontal, value);
 }
 
+void FakeInput::wheel120(int32_t value120, bool horizontal) {
+  sink_.pointer_scroll(now_ms(), horizontal, value120 / 120.0 * 15.0,
+                       InputSink::ScrollSource::wheel, value120);
+}
+
+void FakeInput::finger_scroll(double value, bool horizontal) {
+  sink_.pointer_scroll(now_ms(), horizontal, value, InputSink::ScrollSource::finger, 0);
+}
+
 void FakeInput::key_down(uint32_t key) { sink_.keyboard_key(now_ms(), key, true); }
 void FakeInput::key_up(uint32_t key) { sink_.keyboard_key(now_ms(), key, false); }
 

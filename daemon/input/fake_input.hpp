@@ -26,7 +26,10 @@ class FakeInput {
   void release(uint32_t button);
   void click(uint32_t button);    // press then release
   // Scroll by 'value' surface units (15 per wheel detent, as libinput reports).
-  void scroll(double value, bool horizontal = false);
+  void scroll(double value, bool horizontal = false);  // a wheel, 15 units per detent
+  // A high-resolution wheel (value120: 120 per detent) and touchpad fingers (0: lifted).
+  void wheel120(int32_t value120, bool horizontal = false);
+  void finger_scroll(double value, bool horizontal = false);
 
   // Keyboard, evdev key codes (KEY_A = 30, ...).
   void key_down(uint32_t key);

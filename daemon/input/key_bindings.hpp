@@ -35,6 +35,10 @@ class KeyBindings final : public InputSink {
   void pointer_motion_relative(uint32_t t, double dx, double dy) override { down_.pointer_motion_relative(t, dx, dy); }
   void pointer_button(uint32_t t, uint32_t button, bool pressed) override { down_.pointer_button(t, button, pressed); }
   void pointer_axis(uint32_t t, bool horizontal, double value) override { down_.pointer_axis(t, horizontal, value); }
+  void pointer_scroll(uint32_t t, bool horizontal, double value, ScrollSource source,
+                      int32_t value120) override {
+    down_.pointer_scroll(t, horizontal, value, source, value120);
+  }
   void pointer_motion_relative_raw(uint64_t t_us, double dx, double dy, double ux, double uy) override {
     down_.pointer_motion_relative_raw(t_us, dx, dy, ux, uy);
   }

@@ -5,6 +5,7 @@
 #include <linux/input-event-codes.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cerrno>
 #include <cstdarg>
 #include <cstdio>
@@ -226,12 +227,20 @@ void LibinputSource::handle(libinput_event* ev) {
     case LIBINPUT_EVENT_POINTER_SCROLL_FINGER:
     case LIBINPUT_EVENT_POINTER_SCROLL_CONTINUOUS: {
       auto* p = libinput_event_get_pointer_event(ev);
+      auto type = libinput_event_get_type(ev);
+      auto source = type == LIBINPUT_EVENT_POINTER_SCROLL_WHEEL    ? InputSink::ScrollSource::wheel
+                    : type == LIBINPUT_EVENT_POINTER_SCROLL_FINGER ? InputSink::ScrollSource::finger
+                                                                   : InputSink::ScrollSource::continuous;
       for (auto axis : {LIBINPUT_POINTER_AXIS_SCROLL_VERTICAL, LIBINPUT_POINTER_AXIS_SCROLL_HORIZONTAL}) {
         if (!libinput_event_pointer_has_axis(p, axis)) continue;
         double v = libinput_event_pointer_get_scroll_value(p, axis);
-        if (v != 0)
-          sink_.pointer_axis(libinput_event_pointer_get_time(p),
-                             axis == LIBINPUT_POINTER_AXIS_SCROLL_HORIZONTAL, v);
+        int32_t v120 = source == InputSink::ScrollSource::wheel
+                           ? int32_t(std::lround(libinput_event_pointer_get_scroll_value_v120(p, axis)))
+                           : 0;
+        // A 0 from fingers is the end of the scroll (axis_stop); others carry a value.
+        if (v != 0 || source == InputSink::ScrollSource::finger)
+          sink_.pointer_scroll(libinput_event_pointer_get_time(p),
+                               axis == LIBINPUT_POINTER_AXIS_SCROLL_HORIZONTAL, v, source, v120);
       }
       break;
     }

@@ -184,8 +184,17 @@ void p_axis_source(void* d, wl_pointer*, uint32_t source) {
   e.a = source;
   cl(d)->pointer_events.push_back(e);
 }
-void p_axis_stop(void*, wl_pointer*, uint32_t, uint32_t) {}
-void p_axis_discrete(void*, wl_pointer*, uint32_t, int32_t) {}
+void p_axis_stop(void* d, wl_pointer*, uint32_t, uint32_t axis) {
+  Event e{"axis_stop"};
+  e.a = axis;
+  cl(d)->pointer_events.push_back(e);
+}
+void p_axis_discrete(void* d, wl_pointer*, uint32_t axis, int32_t v) {
+  Event e{"axis_discrete"};
+  e.a = axis;
+  e.value = v;
+  cl(d)->pointer_events.push_back(e);
+}
 void p_axis_value120(void* d, wl_pointer*, uint32_t axis, int32_t v) {
   Event e{"axis_value120"};
   e.a = axis;

@@ -63,6 +63,46 @@ TEST_F(SeatTest, KeymapRepeatInfoAndKeyboardFocusOnMap) {
   EXPECT_LT(c.keyboard_events[2].serial, c.keyboard_events[3].serial);
 }
 
+// Scroll sources: a high-resolution wheel gives axis_source(wheel), axis_value120 and the
+// axis in one frame; touchpad fingers give axis_source(finger) and the axis, and their lift
+// an axis_stop; no value120 for fingers.
+TEST_F(SeatTest, ScrollSourcesWheelValue120AndFingerStop) {
+  Client& c = connect();
+  wl_pointer* p = c.track(wl_seat_get_pointer(c.seat));
+  wl_pointer_add_listener(p, &pointer_listener, &c);
+  auto win = map_window(c, 200, 100);
+  int32_t ox = 0, oy = 0;
+  ASSERT_TRUE(origin_of(last_server_surface(), &ox, &oy));
+  input_->move_to(ox + 20, oy + 20);
+  settle();
+  c.pointer_events.clear();
+
+  auto kinds = [&] {
+    std::string out;
+    for (const Event& e : c.pointer_events) out += e.kind + " ";
+    return out;
+  };
+  input_->wheel120(60);  // half a detent
+  settle();
+  EXPECT_EQ(kinds(), "axis_source axis_value120 axis frame ");
+  ASSERT_EQ(c.pointer_events.size(), 4u);
+  EXPECT_EQ(c.pointer_events[0].a, uint32_t(WL_POINTER_AXIS_SOURCE_WHEEL));
+  EXPECT_EQ(c.pointer_events[1].a, uint32_t(WL_POINTER_AXIS_VERTICAL_SCROLL));
+  EXPECT_EQ(c.pointer_events[1].value, 60);
+  EXPECT_DOUBLE_EQ(c.pointer_events[2].x, 7.5);
+
+  c.pointer_events.clear();
+  input_->finger_scroll(3.5, true);
+  input_->finger_scroll(0, true);
+  settle();
+  EXPECT_EQ(kinds(), "axis_source axis frame axis_source axis_stop frame ");
+  ASSERT_EQ(c.pointer_events.size(), 6u);
+  EXPECT_EQ(c.pointer_events[0].a, uint32_t(WL_POINTER_AXIS_SOURCE_FINGER));
+  EXPECT_EQ(c.pointer_events[1].a, uint32_t(WL_POINTER_AXIS_HORIZONTAL_SCROLL));
+  EXPECT_DOUBLE_EQ(c.pointer_events[1].x, 3.5);
+  EXPECT_EQ(c.pointer_events[4].a, uint32_t(WL_POINTER_AXIS_HORIZONTAL_SCROLL));
+}
+
 TEST_F(SeatTest, PointerEnterMotionButtonAxisWithSurfaceLocalCoordinates) {
   Client& c = connect();
   // Two wl_pointers in one client: both get every event.
