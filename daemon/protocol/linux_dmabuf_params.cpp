@@ -59,7 +59,7 @@ std::optional<DmabufParamsError> validate_dmabuf_params(const DmabufAttributes& 
     uint64_t rows = 1;
     if (expected > 0 && i < expected) {
       int sub = format_plane_vsub(a.format, i);
-      rows = uint64_t((a.height + sub - 1) / sub);
+      rows = uint64_t((int64_t(a.height) + sub - 1) / sub);  // a height of INT32_MAX must not wrap
     }
     uint64_t end = uint64_t(p.offset) + uint64_t(p.stride) * rows;
     if (end > uint64_t(size))

@@ -6,6 +6,9 @@
 set -eu
 fuzzer=$1 seeds=$2 regressions=$3 runs=$4
 shift 4
+# libFuzzer exits 77 on a crash by default, which meson counts as a skipped test: a finding
+# must fail the test.
+set -- -error_exitcode=1 "$@"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir "$work/corpus"
