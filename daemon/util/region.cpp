@@ -6,10 +6,12 @@
 namespace ferry {
 
 Rect Rect::intersect(const Rect& o) const {
-  int32_t x1 = std::max(x, o.x), y1 = std::max(y, o.y);
-  int32_t x2 = std::min(right(), o.right()), y2 = std::min(bottom(), o.bottom());
+  // In 64 bits: a client's rectangle may reach past the int32 range.
+  int64_t x1 = std::max(x, o.x), y1 = std::max(y, o.y);
+  int64_t x2 = std::min(int64_t(x) + width, int64_t(o.x) + o.width);
+  int64_t y2 = std::min(int64_t(y) + height, int64_t(o.y) + o.height);
   if (x2 <= x1 || y2 <= y1) return {};
-  return {x1, y1, x2 - x1, y2 - y1};
+  return {int32_t(x1), int32_t(y1), saturate(x2 - x1), saturate(y2 - y1)};
 }
 
 bool transform_valid(int32_t value) { return value >= 0 && value <= 7; }

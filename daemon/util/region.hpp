@@ -13,8 +13,13 @@ struct Rect {
   int32_t x = 0, y = 0, width = 0, height = 0;
 
   bool empty() const { return width <= 0 || height <= 0; }
-  int32_t right() const { return x + width; }
-  int32_t bottom() const { return y + height; }
+  // Saturated at the int32 limits: clients choose x, y, width and height (window geometry,
+  // regions), and their sum must not overflow.
+  int32_t right() const { return saturate(int64_t(x) + width); }
+  int32_t bottom() const { return saturate(int64_t(y) + height); }
+  static int32_t saturate(int64_t v) {
+    return int32_t(v < INT32_MIN ? INT32_MIN : v > INT32_MAX ? INT32_MAX : v);
+  }
   bool contains(int32_t px, int32_t py) const {
     return px >= x && py >= y && px < right() && py < bottom();
   }

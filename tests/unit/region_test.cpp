@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <climits>
+
 #include "util/region.hpp"
 
 using namespace ferry;
@@ -17,6 +19,22 @@ TEST(Region, IntersectEmpty) {
   Region r(Rect{0, 0, 10, 10});
   r.intersect(Rect{20, 20, 5, 5});
   EXPECT_TRUE(r.empty());
+}
+
+// Client-chosen rectangles near the int32 limits (fuzz-wire: window geometry y 1677721604,
+// height INT32_MAX): the edges saturate instead of overflowing, and intersections stay right.
+TEST(Region, EdgesAndIntersectionsSaturateAtTheInt32Limits) {
+  Rect huge{0, 1677721604, 100, INT32_MAX};
+  EXPECT_EQ(huge.bottom(), INT32_MAX);
+  EXPECT_EQ((Rect{INT32_MIN, 0, -5, 1}).right(), INT32_MIN);
+  EXPECT_EQ(huge.intersect(Rect{0, 0, 640, 480}), Rect{});
+  EXPECT_EQ(huge.intersect(Rect{10, 1677721700, 50, 10}), (Rect{10, 1677721700, 50, 10}));
+  Rect wide{INT32_MIN, INT32_MIN, INT32_MAX, INT32_MAX};
+  EXPECT_EQ(wide.right(), -1);
+  EXPECT_EQ(wide.intersect(Rect{-10, -10, 20, 20}), (Rect{-10, -10, 9, 9}));
+  Rect far{INT32_MAX - 10, 0, INT32_MAX, 5};
+  EXPECT_EQ(far.right(), INT32_MAX);
+  EXPECT_EQ(far.intersect(Rect{INT32_MAX - 20, 0, 15, 5}), (Rect{INT32_MAX - 10, 0, 5, 5}));
 }
 
 TEST(Transform, RectRotations) {
