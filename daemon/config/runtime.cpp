@@ -1,5 +1,6 @@
 #include "config/runtime.hpp"
 
+#include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -30,8 +31,9 @@ std::string socket_file_path() {
 
 namespace {
 
-// Writes one line to $XDG_RUNTIME_DIR/ferry/<file> atomically (temp file + rename).
-bool write_runtime_file(const char* file, std::string_view line, std::string* error) {
+// Writes 'bytes' to $XDG_RUNTIME_DIR/ferry/<file> atomically (temp file + rename), mode 0600
+// whatever the umask; the temp file is created fresh (O_EXCL, no symlink followed).
+bool write_runtime_file(const char* file, std::string_view bytes, std::string* error) {
   std::string dir = runtime_dir();
   if (dir.empty()) {
     *error = "XDG_RUNTIME_DIR is not set";
@@ -50,13 +52,19 @@ bool write_runtime_file(const char* file, std::string_view line, std::string* er
   }
   std::string path = dir + "/" + file;
   std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << line << '\n';
-    if (!out.flush()) {
-      *error = tmp + ": write failed";
-      return false;
-    }
+  ::unlink(tmp.c_str());
+  UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
+  bool ok = fd.get() >= 0 && ::fchmod(fd.get(), 0600) == 0;
+  for (size_t done = 0; ok && done < bytes.size();) {
+    ssize_t n = ::write(fd.get(), bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    ok = n > 0;
+    if (ok) done += size_t(n);
+  }
+  if (!ok) {
+    *error = tmp + ": " + std::strerror(errno);
+    if (fd.get() >= 0) ::unlink(tmp.c_str());
+    return false;
   }
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     *error = path + ": " + std::strerror(errno);
@@ -64,6 +72,17 @@ bool write_runtime_file(const char* file, std::string_view line, std::string* er
     return false;
   }
   return true;
+}
+
+bool write_runtime_line(const char* file, std::string_view line, std::string* error) {
+  std::string text(line);
+  text += '\n';
+  return write_runtime_file(file, text, error);
+}
+
+std::string runtime_file_path(const char* file) {
+  std::string dir = runtime_dir();
+  return dir.empty() ? "" : dir + "/ferry/" + file;
 }
 
 }  // namespace
@@ -88,20 +107,35 @@ bool check_private_dir(const std::string& dir, std::string* error, bool others_m
 }
 
 bool write_socket_file(std::string_view name, std::string* error) {
-  return write_runtime_file("socket", name, error);
+  return write_runtime_line("socket", name, error);
 }
 
-std::string display_file_path() {
-  std::string dir = runtime_dir();
-  return dir.empty() ? "" : dir + "/ferry/display";
-}
+std::string display_file_path() { return runtime_file_path("display"); }
 
 bool write_display_file(std::string_view display, std::string* error) {
-  return write_runtime_file("display", display, error);
+  return write_runtime_line("display", display, error);
 }
 
 void remove_display_file() {
   std::string path = display_file_path();
+  if (!path.empty()) ::unlink(path.c_str());
+}
+
+std::string xauthority_file_path(std::string_view display) {
+  if (display.size() < 2 || display[0] != ':') return "";
+  return runtime_file_path(("Xauthority" + std::string(display)).c_str());
+}
+
+bool write_xauthority_file(std::string_view display, std::string_view entries, std::string* error) {
+  if (xauthority_file_path(display).empty()) {
+    *error = "XDG_RUNTIME_DIR is not set";
+    return false;
+  }
+  return write_runtime_file(("Xauthority" + std::string(display)).c_str(), entries, error);
+}
+
+void remove_xauthority_file(std::string_view display) {
+  std::string path = xauthority_file_path(display);
   if (!path.empty()) ::unlink(path.c_str());
 }
 

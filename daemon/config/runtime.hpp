@@ -7,7 +7,9 @@
 //   connections, and starts the client with WAYLAND_DISPLAY set to it.
 // - When it offers an X11 display (Xwayland, [xwayland] enabled), ferryd writes the DISPLAY
 //   value (":N") as one line to $XDG_RUNTIME_DIR/ferry/display and removes it on exit;
-//   ferry-run then sets DISPLAY too, so X11 programs reach ferryd's Xwayland.
+//   ferry-run then sets DISPLAY too, so X11 programs reach ferryd's Xwayland. The X server
+//   admits this uid's programs and holders of the cookie in $XDG_RUNTIME_DIR/ferry/Xauthority:N
+//   (0600; xwayland/xauth.hpp); ferry-run sets XAUTHORITY to that file when it exists.
 // - ferry-run sets FERRY_TAG (matched by [[rule]] tag) and FERRY_GPU (discrete|integrated|
 //   auto: what the launch asked for) in the client's environment; ferryd reads them from
 //   /proc/PID/environ (config/peer.hpp).
@@ -36,6 +38,12 @@ std::string display_file_path();
 bool write_display_file(std::string_view display, std::string* error);
 void remove_display_file();
 std::optional<std::string> read_display_file();
+// $XDG_RUNTIME_DIR/ferry/Xauthority:N for DISPLAY ":N" (binary Xauthority entries, mode
+// 0600), its writer and remover. The path is empty without XDG_RUNTIME_DIR or for a
+// display that is not ":N".
+std::string xauthority_file_path(std::string_view display);
+bool write_xauthority_file(std::string_view display, std::string_view entries, std::string* error);
+void remove_xauthority_file(std::string_view display);
 // The name in the file; nullopt with *error (naming the path) when missing or empty.
 std::optional<std::string> read_socket_file(std::string* error);
 // $FERRY_SOCKET if set and non-empty, else read_socket_file().

@@ -268,11 +268,14 @@ int on_signal(int signo, void* data) {
 }
 
 pid_t spawn_client(const std::vector<std::string>& argv, const std::string& socket,
-                   const std::string& x11_display) {
+                   const xwayland::Xwayland* x11) {
   pid_t pid = fork();
   if (pid != 0) return pid;
   setenv("WAYLAND_DISPLAY", socket.c_str(), 1);
-  if (!x11_display.empty()) setenv("DISPLAY", x11_display.c_str(), 1);
+  if (x11) {
+    setenv("DISPLAY", x11->display_name().c_str(), 1);
+    setenv("XAUTHORITY", x11->xauthority().c_str(), 1);
+  }
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -530,7 +533,7 @@ int run_daemon(const CliOptions& cli) {
     log_warn("input: %s; no keyboard or pointer devices", error.c_str());
   // X11 clients: the display sockets listen from here on (Xwayland starts on demand).
   std::unique_ptr<xwayland::Xwayland> xwayland;
-  if (cfg->xwayland_enabled) xwayland = xwayland::Xwayland::create(server, cfg->xwayland_lazy);
+  if (cfg->xwayland_enabled) xwayland = xwayland::Xwayland::create(server, cfg->xwayland_lazy, !cli.private_instance);
   std::printf("ferryd: listening on WAYLAND_DISPLAY=%s\n", server.socket_name().c_str());
   // The first line stays the Wayland one (scripts read it); both leave in one write.
   if (xwayland) std::printf("ferryd: X11 clients: DISPLAY=%s\n", xwayland->display_name().c_str());
@@ -632,8 +635,7 @@ int run_daemon(const CliOptions& cli) {
     sources.push_back(wl_event_loop_add_signal(server.loop(), s, on_signal, &st));
 
   if (!cli.client_argv.empty()) {
-    st.child = spawn_client(cli.client_argv, server.socket_name(),
-                            xwayland ? xwayland->display_name() : std::string());
+    st.child = spawn_client(cli.client_argv, server.socket_name(), xwayland.get());
     log_info("started client '%s' as pid %d", cli.client_argv[0].c_str(), int(st.child));
   }
   wl_event_source* timer = nullptr;

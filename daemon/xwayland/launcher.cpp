@@ -50,26 +50,36 @@ void print_doctor(FILE* out) {
                  path.c_str());
 }
 
-std::unique_ptr<Xwayland> Xwayland::create(Server& server, bool lazy) {
+std::unique_ptr<Xwayland> Xwayland::create(Server& server, bool lazy, bool publish) {
   std::string error;
   std::optional<DisplaySockets> sockets = DisplaySockets::open(0, &error);
   if (!sockets) {
     log_warn("xwayland: %s; X11 clients cannot connect", error.c_str());
     return nullptr;
   }
+  std::optional<Cookie> cookie = new_cookie(&error);
+  if (!cookie || !write_xauthority(sockets->display(), *cookie, &error)) {
+    log_warn("xwayland: no cookie file for %s (%s); not offering an X11 display that every "
+             "local user could reach", sockets->name().c_str(), error.c_str());
+    return nullptr;
+  }
   Options opts;
   opts.lazy = lazy;
-  auto x = std::make_unique<Xwayland>(server, std::move(*sockets), opts);
+  auto x = std::make_unique<Xwayland>(server, std::move(*sockets), *cookie, opts);
   if (x->options_.binary.empty())
     log_warn("xwayland: no Xwayland in PATH (Debian package 'xwayland'); X11 clients that "
              "connect to %s are refused", x->display_name().c_str());
-  if (!config::write_display_file(x->display_name(), &error))
+  if (publish && !config::write_display_file(x->display_name(), &error))
     log_warn("xwayland: cannot record DISPLAY for ferry-run: %s", error.c_str());
   return x;
 }
 
-Xwayland::Xwayland(Server& server, DisplaySockets sockets, Options options)
-    : server_(server), sockets_(std::move(sockets)), options_(std::move(options)) {
+Xwayland::Xwayland(Server& server, DisplaySockets sockets, Cookie cookie, Options options)
+    : server_(server),
+      sockets_(std::move(sockets)),
+      cookie_(cookie),
+      auth_path_(config::xauthority_file_path(sockets_.name())),
+      options_(std::move(options)) {
   if (options_.binary.empty()) options_.binary = find_xwayland();
   if (options_.lazy) watch_sockets(true);
   else start();
@@ -107,6 +117,7 @@ Xwayland::~Xwayland() {
     wl_client_destroy(client_);
     client_ = nullptr;
   }
+  config::remove_xauthority_file(display_name());
 }
 
 void Xwayland::watch_sockets(bool on) {
@@ -164,7 +175,7 @@ bool Xwayland::start() {
   // Everything the child needs is built before fork(): after it only async-signal-safe
   // calls are allowed (ferryd has threads).
   std::vector<std::string> args = {options_.binary, display_name(), "-rootless", "-nolisten",
-                                   "tcp"};
+                                   "tcp", "-auth", auth_path_};
   for (int fd : {sockets_.abstract_fd(), sockets_.file_fd()})
     if (fd >= 0) {
       args.push_back("-listenfd");
@@ -175,7 +186,7 @@ bool Xwayland::start() {
   std::vector<std::string> env_strings = {"WAYLAND_SOCKET=" + std::to_string(wl_theirs.get())};
   for (char** e = environ; *e; ++e)
     if (std::strncmp(*e, "WAYLAND_SOCKET=", 15) != 0 && std::strncmp(*e, "WAYLAND_DISPLAY=", 16) != 0 &&
-        std::strncmp(*e, "DISPLAY=", 8) != 0)
+        std::strncmp(*e, "DISPLAY=", 8) != 0 && std::strncmp(*e, "XAUTHORITY=", 11) != 0)
       env_strings.emplace_back(*e);
   std::vector<char*> argv, envp;
   for (auto& a : args) argv.push_back(a.data());
@@ -246,7 +257,7 @@ void Xwayland::ready() {
   displayfd_.reset();
   log_info("xwayland: %s is ready", display_name().c_str());
   std::string error;
-  wm_ = Wm::create(server_, client_, std::move(wm_fd_), &error);
+  wm_ = Wm::create(server_, client_, std::move(wm_fd_), cookie_, &error);
   if (!wm_) {
     log_error("xwayland: window manager: %s", error.c_str());
     return;

@@ -2,8 +2,10 @@
 // Xwayland on demand. ferryd owns the X11 display sockets (sockets.hpp) and watches them;
 // the first X11 connection (or start() when not lazy) starts Debian's Xwayland rootless:
 //
-//   Xwayland :N -rootless -nolisten tcp -listenfd A -listenfd F -wm W -displayfd D
+//   Xwayland :N -rootless -nolisten tcp -auth FILE -listenfd A -listenfd F -wm W -displayfd D
 //
+// FILE holds this display's cookie (xauth.hpp): only ferryd's user and holders of the
+// cookie may connect.
 // with WAYLAND_SOCKET set to one end of a socketpair whose other end ferryd hands to
 // wl_client_create, so ferryd knows which wl_client is Xwayland. When Xwayland writes its
 // display number to D it is ready: the window manager (xwm.hpp) connects on W. When
@@ -23,6 +25,7 @@
 #include "util/listener.hpp"
 #include "util/unique_fd.hpp"
 #include "xwayland/sockets.hpp"
+#include "xwayland/xauth.hpp"
 
 namespace ferry {
 class Server;
@@ -43,17 +46,20 @@ class Xwayland {
     bool lazy = true;
     std::string binary;  // empty: find_xwayland()
   };
-  // Opens the first free display from :0 on and records it for ferry-run
-  // (config/runtime.hpp). Null (logged) when no display can be had; ferryd then serves
-  // Wayland clients only.
-  static std::unique_ptr<Xwayland> create(Server& server, bool lazy);
-  Xwayland(Server& server, DisplaySockets sockets, Options options);
+  // Opens the first free display from :0 on, writes its cookie file and, when 'publish',
+  // records the display for ferry-run (config/runtime.hpp; a --private ferryd does not).
+  // Null (logged) when no display or no cookie can be had; ferryd then serves Wayland
+  // clients only (never an X server any local user could reach).
+  static std::unique_ptr<Xwayland> create(Server& server, bool lazy, bool publish);
+  Xwayland(Server& server, DisplaySockets sockets, Cookie cookie, Options options);
   ~Xwayland();
   Xwayland(const Xwayland&) = delete;
   Xwayland& operator=(const Xwayland&) = delete;
 
   // The DISPLAY value clients use (":N").
   std::string display_name() const { return sockets_.name(); }
+  // The XAUTHORITY value for clients: the file holding this display's cookie.
+  const std::string& xauthority() const { return auth_path_; }
   // Starts Xwayland now unless it runs; false (logged) when it cannot be started.
   bool start();
   bool running() const { return client_ != nullptr; }
@@ -77,6 +83,8 @@ class Xwayland {
 
   Server& server_;
   DisplaySockets sockets_;
+  Cookie cookie_;
+  std::string auth_path_;
   Options options_;
   wl_event_source* listen_src_[2] = {nullptr, nullptr};
   wl_event_source* displayfd_src_ = nullptr;

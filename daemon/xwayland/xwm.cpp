@@ -29,9 +29,9 @@ using XcbPtr = std::unique_ptr<T, FreeDeleter<T>>;
 }  // namespace
 
 std::unique_ptr<Wm> Wm::create(Server& server, wl_client* xwayland, UniqueFd fd,
-                               std::string* error) {
+                               const Cookie& cookie, std::string* error) {
   std::unique_ptr<Wm> wm(new Wm(server, xwayland));
-  if (!wm->setup(std::move(fd), error)) return nullptr;
+  if (!wm->setup(std::move(fd), cookie, error)) return nullptr;
   return wm;
 }
 
@@ -55,12 +55,28 @@ void Wm::shut_down() {
   conn_ = nullptr;
 }
 
-bool Wm::setup(UniqueFd fd, std::string* error) {
+bool Wm::setup(UniqueFd fd, const Cookie& cookie, std::string* error) {
   // xcb owns the fd from here (xcb_disconnect closes it).
-  conn_ = xcb_connect_to_fd(fd.release(), nullptr);
+  Cookie secret = cookie;
+  xcb_auth_info_t auth{int(kCookieName.size()), const_cast<char*>(kCookieName.data()),
+                       int(secret.size()), reinterpret_cast<char*>(secret.data())};
+  conn_ = xcb_connect_to_fd(fd.release(), &auth);
   if (xcb_connection_has_error(conn_)) {
-    *error = "cannot connect to Xwayland on the -wm fd";
+    *error = "cannot connect to Xwayland on the -wm fd (cookie refused?)";
     return false;
+  }
+  // This user's programs connect without the cookie too (xauth.hpp); other uids need it.
+  std::string host = localuser_host();
+  if (host.empty()) {
+    log_warn("xwayland: uid %u has no user name: only holders of the cookie may connect",
+             unsigned(::geteuid()));
+  } else {
+    xcb_void_cookie_t hc = xcb_change_hosts_checked(
+        conn_, XCB_HOST_MODE_INSERT, XCB_FAMILY_SERVER_INTERPRETED, uint16_t(host.size()),
+        reinterpret_cast<const uint8_t*>(host.data()));
+    if (XcbPtr<xcb_generic_error_t> err{xcb_request_check(conn_, hc)})
+      log_warn("xwayland: adding localuser:%s to the X access list failed (X error %d): only "
+               "holders of the cookie may connect", host.c_str() + 10, int(err->error_code));
   }
   xcb_screen_t* screen = xcb_setup_roots_iterator(xcb_get_setup(conn_)).data;
   root_ = screen->root;

@@ -26,6 +26,7 @@
 #include "util/listener.hpp"
 #include "util/unique_fd.hpp"
 #include "xwayland/atoms.hpp"
+#include "xwayland/xauth.hpp"
 
 namespace ferry {
 class Output;
@@ -40,9 +41,10 @@ class Window;
 
 class Wm {
  public:
-  // Connects on 'fd' (Xwayland's -wm end) and takes the root. Null with *error on failure.
+  // Connects on 'fd' (Xwayland's -wm end) presenting 'cookie' (xauth.hpp), takes the root
+  // and admits ferryd's uid by name (localuser). Null with *error on failure.
   static std::unique_ptr<Wm> create(Server& server, wl_client* xwayland, UniqueFd fd,
-                                    std::string* error);
+                                    const Cookie& cookie, std::string* error);
   ~Wm();
   Wm(const Wm&) = delete;
   Wm& operator=(const Wm&) = delete;
@@ -72,7 +74,7 @@ class Wm {
 
  private:
   Wm(Server& server, wl_client* xwayland);
-  bool setup(UniqueFd fd, std::string* error);
+  bool setup(UniqueFd fd, const Cookie& cookie, std::string* error);
   static int dispatch(int fd, uint32_t mask, void* data);
   // Handles every event on the socket and in xcb's queue, flushing until both are empty.
   // Returns false when the connection is gone or the Wm was shut down meanwhile (then

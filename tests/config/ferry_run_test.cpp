@@ -193,6 +193,11 @@ TEST(FerryRun, DisplayFileGivesX11ProgramsDisplay) {
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out, "WAYLAND_DISPLAY=ferry-test\nDISPLAY=:7\nFERRY_TAG=xlogo\nFERRY_GPU=discrete\n"
                    "exec xlogo\n");
+  // With the display's cookie file, XAUTHORITY points at it.
+  std::ofstream(w.runtime() + "/ferry/Xauthority:7") << "cookie";
+  r = w.run({"--print-env", "--", "xlogo"}, {{"XAUTHORITY", "/elsewhere"}});
+  EXPECT_EQ(r.out, "WAYLAND_DISPLAY=ferry-test\nDISPLAY=:7\nXAUTHORITY=" + w.runtime() +
+                       "/ferry/Xauthority:7\nFERRY_TAG=xlogo\nFERRY_GPU=discrete\nexec xlogo\n");
   // Without the file (ferryd offers no X11 display) DISPLAY is left alone.
   std::filesystem::remove(w.runtime() + "/ferry/display");
   r = w.run({"--print-env", "--", "xlogo"}, {{"DISPLAY", ":99"}});

@@ -6,7 +6,10 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <grp.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <xcb/xcb.h>
 
 #include <chrono>
@@ -14,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -117,6 +121,59 @@ TEST_F(Xwayland, LazyStartAndEwmhWindowManager) {
             std::string::npos)
       << f_.log();
   EXPECT_EQ(f_.log().find("failed to read Wayland events"), std::string::npos) << f_.log();
+}
+
+// In a child process running as 'uid': connects to 'display' with 'auth' (null: none, and
+// no XAUTHORITY to fall back on). Exit status 0: connected, 1: refused, 2: setup failed.
+int connect_as(uid_t uid, const std::string& display, const xcb_auth_info_t* auth) {
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    if (::setgroups(0, nullptr) != 0 || ::setgid(uid) != 0 || ::setuid(uid) != 0) _exit(2);
+    ::unsetenv("XAUTHORITY");
+    ::setenv("HOME", "/nonexistent", 1);
+    xcb_connection_t* c =
+        auth ? xcb_connect_to_display_with_auth_info(display.c_str(),
+                                                     const_cast<xcb_auth_info_t*>(auth), nullptr)
+             : xcb_connect(display.c_str(), nullptr);
+    _exit(xcb_connection_has_error(c) ? 1 : 0);
+  }
+  int st = 0;
+  ::waitpid(pid, &st, 0);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 3;
+}
+
+TEST_F(Xwayland, OnlyThisUserAndCookieHoldersConnect) {
+  if (::geteuid() != 0) GTEST_SKIP() << "acting as another uid needs root";
+  // This uid connects without a cookie (localuser); that starts Xwayland.
+  run({"xdpyinfo"});
+  // The cookie file: private, one FamilyWild entry for this display number.
+  std::string number = f_.x11_display().substr(1);
+  std::string path = f_.runtime_dir() + "/ferry/Xauthority:" + number;
+  struct stat st {};
+  ASSERT_EQ(::lstat(path.c_str(), &st), 0) << path << "\n" << f_.log();
+  EXPECT_TRUE(S_ISREG(st.st_mode));
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string head = std::string("\xff\xff\0\0\0", 5) + char(number.size()) + number +
+                     std::string("\0\x12MIT-MAGIC-COOKIE-1\0\x10", 22);
+  ASSERT_EQ(bytes.size(), head.size() + 16) << path;
+  EXPECT_EQ(bytes.substr(0, head.size()), head);
+  std::string cookie = bytes.substr(head.size());
+
+  const uid_t nobody = 65534;
+  char name[] = "MIT-MAGIC-COOKIE-1";
+  xcb_auth_info_t good{18, name, 16, cookie.data()};
+  std::string wrong_bytes = cookie;
+  wrong_bytes[0] = char(wrong_bytes[0] ^ 0x5a);
+  xcb_auth_info_t wrong{18, name, 16, wrong_bytes.data()};
+  EXPECT_EQ(connect_as(0, f_.x11_display(), nullptr), 0) << "this uid, no cookie";
+  EXPECT_EQ(connect_as(nobody, f_.x11_display(), nullptr), 1) << "another uid, no cookie";
+  EXPECT_EQ(connect_as(nobody, f_.x11_display(), &wrong), 1) << "another uid, a wrong cookie";
+  EXPECT_EQ(connect_as(nobody, f_.x11_display(), &good), 0) << "another uid with the cookie";
+  // The file goes with ferryd.
+  EXPECT_EQ(f_.stop(), 0) << f_.log();
+  EXPECT_NE(::access(path.c_str(), F_OK), 0) << path;
 }
 
 TEST_F(Xwayland, XlogoIsComposedWhereItAskedToBe) {

@@ -45,6 +45,8 @@ LaunchPlan plan_launch(const LaunchRequest& req, const std::vector<gpu::Gpu>& gp
 
   plan.set.emplace_back("WAYLAND_DISPLAY", req.wayland_display);
   if (!req.x11_display.empty()) plan.set.emplace_back("DISPLAY", req.x11_display);
+  if (!req.x11_display.empty() && !req.x11_authority.empty())
+    plan.set.emplace_back("XAUTHORITY", req.x11_authority);
   if (!req.tag.empty()) plan.set.emplace_back(config::kTagEnv, req.tag);
   plan.set.emplace_back(config::kGpuEnv, config::to_string(req.gpu));
   return plan;

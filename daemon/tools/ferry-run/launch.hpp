@@ -26,6 +26,7 @@ struct LaunchRequest {
   std::string tag;              // empty: no FERRY_TAG
   std::vector<std::string> argv;
   std::string x11_display;      // ferryd's Xwayland DISPLAY; empty: DISPLAY left as it is
+  std::string x11_authority;    // its cookie file (XAUTHORITY); empty: left as it is
 };
 
 // 'gpus' must have roles assigned (gpu::assign_roles). Discrete: the render GPU when it

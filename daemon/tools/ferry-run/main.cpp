@@ -233,8 +233,11 @@ int main(int argc, char** argv) {
   if (!ferry::gpu::assign_roles(gpus, overrides, &error))
     std::fprintf(stderr, "ferry-run: note: %s\n", error.c_str());
 
-  ferry::run::LaunchPlan plan = ferry::run::plan_launch(
-      {choice, *socket, tag, cmd, ferry::config::read_display_file().value_or("")}, gpus);
+  std::string x11 = ferry::config::read_display_file().value_or("");
+  std::string x11_auth = ferry::config::xauthority_file_path(x11);
+  if (!x11_auth.empty() && ::access(x11_auth.c_str(), R_OK) != 0) x11_auth.clear();
+  ferry::run::LaunchPlan plan =
+      ferry::run::plan_launch({choice, *socket, tag, cmd, x11, x11_auth}, gpus);
   for (const auto& n : plan.notes) std::fprintf(stderr, "ferry-run: note: %s\n", n.c_str());
   if (print_env) {
     std::fprintf(stderr, "ferry-run: GPU %s (from %s)\n", ferry::config::to_string(choice), why.c_str());
