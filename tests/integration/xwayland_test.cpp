@@ -1,7 +1,7 @@
 // Xwayland through ferryd, with real X11 clients: Debian's Xwayland started on the first
 // X11 connection, ferry's window manager (EWMH check window, placement, fullscreen, focus,
 // close), X windows composed where ferry places them (grim pixels), and Xwayland killed
-// and started again. X clients: xdpyinfo, xprop, xwininfo (x11-utils), xlogo (x11-apps) and
+// and started again. X clients: xdpyinfo, xprop, xwininfo (x11-utils), xlogo (x11-apps), xdotool and
 // ferry-x11-test-client (x11_client.cpp).
 
 #include <gtest/gtest.h>
@@ -371,6 +371,70 @@ TEST_F(Xwayland, FocusStackingAndOverrideRedirectFollowFerry) {
   Child wl = f_.run_client({"weston-simple-shm"}, "wl");
   EXPECT_TRUE(wait_until([&] { return root_window_property(x, "_NET_ACTIVE_WINDOW") == 0; }, 10s))
       << std::hex << root_window_property(x, "_NET_ACTIVE_WINDOW") << "\n" << f_.log();
+  xcb_disconnect(x);
+}
+
+// xdotool (Debian's, through EWMH and plain X requests, as scripts and games' launchers use
+// it) finds windows by WM_CLASS, activates, moves, resizes and kills them; ferry's scene,
+// X's focus and the pixels follow.
+TEST_F(Xwayland, XdotoolFindsActivatesMovesResizesAndKillsWindows) {
+  Child a = f_.run_client({test_client(), "--class", "DotA", "--position", "100,100", "--color",
+                           "ff0000"},
+                          "a");
+  uint32_t a_id = mapped_id(a);
+  ASSERT_NE(a_id, 0u) << a.where() << "\n" << a.log() << f_.log();
+  Child b = f_.run_client({test_client(), "--class", "DotB", "--position", "180,160", "--color",
+                           "00ff00"},
+                          "b");
+  uint32_t b_id = mapped_id(b);
+  ASSERT_NE(b_id, 0u) << b.where() << "\n" << b.log() << f_.log();
+  EXPECT_EQ(run({"xdotool", "search", "--class", "^DotA$"}), std::to_string(a_id) + "\n");
+  EXPECT_EQ(run({"xdotool", "search", "--class", "^DotB$"}), std::to_string(b_id) + "\n");
+  Rect overlap{180, 160, 80, 60};
+  Image img;
+  ASSERT_TRUE(grab_until([&](const Image& i) { return share_of(i, overlap, {0, 255, 0}) > 0.99; }, &img))
+      << f_.log();
+  EXPECT_EQ(run({"xdotool", "getactivewindow"}), std::to_string(b_id) + "\n");
+
+  // windowactivate --sync returns once _NET_ACTIVE_WINDOW names A: A is raised and focused.
+  run({"xdotool", "windowactivate", "--sync", std::to_string(a_id)});
+  EXPECT_EQ(run({"xdotool", "getactivewindow"}), std::to_string(a_id) + "\n");
+  xcb_connection_t* x = connect_x();
+  EXPECT_TRUE(wait_until([&] { return input_focus(x) == a_id; }, 10s)) << std::hex << input_focus(x);
+  EXPECT_TRUE(grab_until([&](const Image& i) { return share_of(i, overlap, {255, 0, 0}) > 0.99; }, &img))
+      << f_.log();
+  EXPECT_TRUE(wait_until([&] { return a.log().find("focus in") != std::string::npos; }, 10s)) << a.log();
+
+  // windowmove and windowsize: ConfigureRequests granted within the layout.
+  run({"xdotool", "windowmove", "--sync", std::to_string(a_id), "300", "200"});
+  run({"xdotool", "windowsize", "--sync", std::to_string(a_id), "100", "80"});
+  EXPECT_TRUE(grab_until([&](const Image& i) { return share_of(i, {300, 200, 100, 80}, {255, 0, 0}) > 0.99; }, &img))
+      << a.log() << f_.log();
+  EXPECT_TRUE(rgb_near(pixel_of(img, 300 + 100, 200 + 40), kBackground, 2));
+  EXPECT_TRUE(rgb_near(pixel_of(img, 150, 120), kBackground, 2));  // where A was
+  EXPECT_TRUE(wait_until([&] { return a.log().find("configure 100x80+300+200") != std::string::npos; }, 10s))
+      << a.log();
+  std::string geometry = run({"xdotool", "getwindowgeometry", std::to_string(a_id)});
+  EXPECT_NE(geometry.find("Position: 300,200"), std::string::npos) << geometry;
+  EXPECT_NE(geometry.find("Geometry: 100x80"), std::string::npos) << geometry;
+
+  // windowkill: X drops B's client; its view leaves the scene and the client list.
+  run({"xdotool", "windowkill", std::to_string(b_id)});
+  EXPECT_NE(b.wait(10s), -1) << b.where();
+  EXPECT_TRUE(grab_until([&](const Image& i) { return share_of(i, {180, 160, 110, 120}, kBackground) > 0.99; }, &img))  // clear of A
+      << f_.log();
+  char a_hex[16], b_hex[16];
+  std::snprintf(a_hex, sizeof a_hex, "0x%x", a_id);
+  std::snprintf(b_hex, sizeof b_hex, "0x%x", b_id);
+  std::string clients;
+  EXPECT_TRUE(wait_until([&] {
+    clients = run({"xprop", "-root", "_NET_CLIENT_LIST"});
+    return clients.find(b_hex) == std::string::npos;
+  }, 10s)) << clients;
+  EXPECT_NE(clients.find(a_hex), std::string::npos) << clients;
+  // A is still there and still active.
+  EXPECT_EQ(run({"xdotool", "getactivewindow"}), std::to_string(a_id) + "\n");
+  EXPECT_TRUE(share_of(img, {300, 200, 100, 80}, {255, 0, 0}) > 0.99);
   xcb_disconnect(x);
 }
 
