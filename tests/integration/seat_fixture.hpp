@@ -427,7 +427,7 @@ class SeatTest : public ::testing::Test {
   std::string runtime_dir_;
 };
 
-std::vector<Event> only(const std::vector<Event>& evs, const std::string& kind) {
+[[maybe_unused]] std::vector<Event> only(const std::vector<Event>& evs, const std::string& kind) {
   std::vector<Event> out;
   for (const Event& e : evs)
     if (e.kind == kind) out.push_back(e);

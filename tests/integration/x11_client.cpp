@@ -5,9 +5,15 @@
 //
 //   ferry-x11-test-client [--class NAME] [--size WxH] [--position X,Y] [--color RRGGBB]
 //                         [--fullscreen] [--fullscreen-after-map] [--override-redirect]
-//                         [--transient-for 0xID] [--move-after-map X,Y]
+//                         [--transient-for 0xID] [--move-after-map X,Y] [--lock-pointer]
+//
+// --lock-pointer does what games do for mouse look: when the pointer enters the window it
+// hides the cursor (XFixes) and grabs the pointer confined to the window ("grabbed"),
+// reports pointer motion in window coordinates ("motion X,Y"), and lets go at the first
+// button press ("released").
 
 #include <xcb/xcb.h>
+#include <xcb/xfixes.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -34,6 +40,7 @@ int main(int argc, char** argv) {
   bool move = false;
   int move_x = 0, move_y = 0;
   uint32_t color = 0xff0000;
+  bool lock = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&] { return i + 1 < argc ? argv[++i] : ""; };
@@ -46,6 +53,7 @@ int main(int argc, char** argv) {
     else if (a == "--override-redirect") override = true;
     else if (a == "--move-after-map") move = std::sscanf(next(), "%d,%d", &move_x, &move_y) == 2;
     else if (a == "--transient-for") transient_for = uint32_t(std::strtoul(next(), nullptr, 16));
+    else if (a == "--lock-pointer") lock = true;
     else {
       std::fprintf(stderr, "unknown argument %s\n", a.c_str());
       return 2;
@@ -59,9 +67,15 @@ int main(int argc, char** argv) {
   xcb_screen_t* screen = xcb_setup_roots_iterator(xcb_get_setup(c)).data;
   xcb_window_t win = xcb_generate_id(c);
   // Value order follows the XCB_CW_* bits: back pixel, override redirect, event mask.
+  uint32_t pointer_events = XCB_EVENT_MASK_ENTER_WINDOW | XCB_EVENT_MASK_POINTER_MOTION |
+                            XCB_EVENT_MASK_BUTTON_PRESS;
   uint32_t values[] = {color, override ? 1u : 0u,
                        XCB_EVENT_MASK_EXPOSURE | XCB_EVENT_MASK_STRUCTURE_NOTIFY |
-                           XCB_EVENT_MASK_FOCUS_CHANGE};
+                           XCB_EVENT_MASK_FOCUS_CHANGE | (lock ? pointer_events : 0u)};
+  if (lock) {
+    // XFixes' cursor hiding needs the version handshake first.
+    std::free(xcb_xfixes_query_version_reply(c, xcb_xfixes_query_version(c, 4, 0), nullptr));
+  }
   xcb_create_window(c, XCB_COPY_FROM_PARENT, win, screen->root, int16_t(x), int16_t(y),
                     uint16_t(w), uint16_t(h), 0, XCB_WINDOW_CLASS_INPUT_OUTPUT,
                     screen->root_visual,
@@ -93,7 +107,7 @@ int main(int argc, char** argv) {
   xcb_map_window(c, win);
   xcb_flush(c);
 
-  bool mapped = false;
+  bool mapped = false, grabbed = false;
   int last_w = -1, last_h = -1, last_x = -1, last_y = -1;
   while (xcb_generic_event_t* ev = xcb_wait_for_event(c)) {
     uint8_t type = ev->response_type & ~0x80;
@@ -132,6 +146,29 @@ int main(int argc, char** argv) {
         std::printf("configure %dx%d+%d+%d\n", last_w, last_h, last_x, last_y);
         std::fflush(stdout);
       }
+    } else if (type == XCB_ENTER_NOTIFY && lock && !grabbed) {
+      xcb_xfixes_hide_cursor(c, win);
+      xcb_grab_pointer_reply_t* g = xcb_grab_pointer_reply(
+          c,
+          xcb_grab_pointer(c, 0, win, uint16_t(pointer_events & ~XCB_EVENT_MASK_ENTER_WINDOW),
+                           XCB_GRAB_MODE_ASYNC, XCB_GRAB_MODE_ASYNC, win, XCB_CURSOR_NONE,
+                           XCB_CURRENT_TIME),
+          nullptr);
+      grabbed = g && g->status == XCB_GRAB_STATUS_SUCCESS;
+      std::printf(grabbed ? "grabbed\n" : "grab failed %d\n", g ? int(g->status) : -1);
+      std::fflush(stdout);
+      std::free(g);
+    } else if (type == XCB_MOTION_NOTIFY && lock) {
+      auto* me = reinterpret_cast<xcb_motion_notify_event_t*>(ev);
+      std::printf("motion %d,%d\n", me->event_x, me->event_y);
+      std::fflush(stdout);
+    } else if (type == XCB_BUTTON_PRESS && grabbed) {
+      xcb_ungrab_pointer(c, XCB_CURRENT_TIME);
+      xcb_xfixes_show_cursor(c, win);
+      xcb_flush(c);
+      grabbed = false;
+      std::printf("released\n");
+      std::fflush(stdout);
     } else if (type == XCB_FOCUS_IN) {
       std::printf("focus in\n");
       std::fflush(stdout);
