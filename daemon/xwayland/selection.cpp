@@ -57,8 +57,23 @@ struct SelectionBridge::Incoming {
   UniqueFd fd;
   std::string data;
   wl_event_source* source = nullptr;
+  // INCR: bytes given so far, and the watchdog that abandons a requestor that stops.
+  bool incr = false;
+  size_t sent = 0;
+  wl_event_source* timer = nullptr;
   ~Incoming() {
     if (source) wl_event_source_remove(source);
+    if (timer) wl_event_source_remove(timer);
+  }
+};
+
+struct SelectionBridge::IncrReceive {
+  UniqueFd fd;
+  std::string data;
+  int chunks = 0;
+  wl_event_source* timer = nullptr;
+  ~IncrReceive() {
+    if (timer) wl_event_source_remove(timer);
   }
 };
 
@@ -162,6 +177,23 @@ bool SelectionBridge::handle(xcb_generic_event_t* ev) {
     selection_request(e);
     return true;
   }
+  if (type == XCB_PROPERTY_NOTIFY)
+    return property_notify(reinterpret_cast<xcb_property_notify_event_t*>(ev));
+  return false;
+}
+
+bool SelectionBridge::property_notify(xcb_property_notify_event_t* ev) {
+  if (ev->window == window_) {
+    if (ev->atom == property_ && ev->state == XCB_PROPERTY_NEW_VALUE && incr_receive_) incr_chunk();
+    return true;
+  }
+  // The requestor of an INCR send deleted the last chunk: the next one.
+  if (ev->state != XCB_PROPERTY_DELETE) return false;
+  for (auto& in : incoming_)
+    if (in->incr && in->request.requestor == ev->window && in->request.property == ev->atom) {
+      send_incr_chunk(in.get());
+      return true;
+    }
   return false;
 }
 
@@ -218,37 +250,96 @@ void SelectionBridge::selection_notify(xcb_selection_notify_event_t* ev) {
         conn_, xcb_get_property(conn_, 1, window_, property_, XCB_GET_PROPERTY_TYPE_ANY, 0, 0x1fffffff),
         nullptr);
     if (r && r->type == incr_) {
-      log_warn("xwayland: %s: the X owner sends incrementally (INCR), not supported", name_);
-    } else if (r) {
-      auto out = std::make_unique<Outgoing>();
-      out->bridge = this;
-      out->fd = std::move(conv.fd);
-      out->data.assign(static_cast<const char*>(xcb_get_property_value(r)),
-                       size_t(xcb_get_property_value_length(r)));
-      ::fcntl(out->fd.get(), F_SETFL, ::fcntl(out->fd.get(), F_GETFL) | O_NONBLOCK);
-      out->source = wl_event_loop_add_fd(
-          wm_.server().loop(), out->fd.get(), WL_EVENT_WRITABLE,
-          [](int fd, uint32_t mask, void* data) {
-            auto* o = static_cast<Outgoing*>(data);
-            while (o->written < o->data.size() && !(mask & (WL_EVENT_HANGUP | WL_EVENT_ERROR))) {
-              ssize_t n = ::write(fd, o->data.data() + o->written, o->data.size() - o->written);
-              if (n < 0 && errno == EAGAIN) return 0;
-              if (n <= 0) break;
-              o->written += size_t(n);
-            }
-            // Done (or the reader left): closing the fd ends the paste.
-            auto& list = o->bridge->outgoing_;
-            list.erase(std::remove_if(list.begin(), list.end(),
-                                      [o](const std::unique_ptr<Outgoing>& p) { return p.get() == o; }),
-                       list.end());
+      // The owner sends in chunks; reading (and deleting) the INCR property above told it
+      // to start. The queue waits until the zero-length chunk.
+      std::free(r);
+      incr_receive_ = std::make_unique<IncrReceive>();
+      incr_receive_->fd = std::move(conv.fd);
+      incr_receive_->timer = wl_event_loop_add_timer(
+          wm_.server().loop(),
+          [](void* data) {
+            auto* self = static_cast<SelectionBridge*>(data);
+            log_warn("xwayland: %s: the X owner stopped sending (INCR, %zu bytes so far); "
+                     "paste abandoned", self->name_, self->incr_receive_->data.size());
+            self->end_incr_receive(false);
             return 0;
           },
-          out.get());
-      outgoing_.push_back(std::move(out));
+          this);
+      wl_event_source_timer_update(incr_receive_->timer, kIncrTimeoutMs);
+      converting_ = true;
+      return;
     }
+    if (r)
+      write_to_wayland(std::move(conv.fd),
+                       std::string(static_cast<const char*>(xcb_get_property_value(r)),
+                                   size_t(xcb_get_property_value_length(r))));
     std::free(r);
   }
   start_next_conversion();
+}
+
+void SelectionBridge::incr_chunk() {
+  xcb_get_property_reply_t* r = xcb_get_property_reply(
+      conn_, xcb_get_property(conn_, 1, window_, property_, XCB_GET_PROPERTY_TYPE_ANY, 0, 0x1fffffff),
+      nullptr);
+  if (!r) return;
+  size_t n = size_t(xcb_get_property_value_length(r));
+  if (n == 0 && r->type == XCB_ATOM_NONE) {  // our own delete, or nothing there yet
+    std::free(r);
+    return;
+  }
+  IncrReceive& in = *incr_receive_;
+  if (in.data.size() + n > kMaxTransfer) {
+    std::free(r);
+    log_warn("xwayland: %s: the X owner sends more than %zu MiB (INCR); paste abandoned", name_,
+             kMaxTransfer >> 20);
+    end_incr_receive(false);
+    return;
+  }
+  in.data.append(static_cast<const char*>(xcb_get_property_value(r)), n);
+  in.chunks += n > 0;
+  std::free(r);
+  wm_.flush();  // the delete asks for the next chunk
+  if (n == 0) end_incr_receive(true);
+  else wl_event_source_timer_update(in.timer, kIncrTimeoutMs);
+}
+
+void SelectionBridge::end_incr_receive(bool ok) {
+  std::unique_ptr<IncrReceive> in = std::move(incr_receive_);
+  if (ok) {
+    log_info("xwayland: %s: %zu bytes from X in %d INCR chunks", name_, in->data.size(), in->chunks);
+    write_to_wayland(std::move(in->fd), std::move(in->data));
+  }
+  // Else the fd closes: the reader gets what a vanished owner gives, nothing more.
+  converting_ = false;
+  start_next_conversion();
+}
+
+void SelectionBridge::write_to_wayland(UniqueFd to, std::string bytes) {
+  auto out = std::make_unique<Outgoing>();
+  out->bridge = this;
+  out->fd = std::move(to);
+  out->data = std::move(bytes);
+  ::fcntl(out->fd.get(), F_SETFL, ::fcntl(out->fd.get(), F_GETFL) | O_NONBLOCK);
+  out->source = wl_event_loop_add_fd(
+      wm_.server().loop(), out->fd.get(), WL_EVENT_WRITABLE,
+      [](int fd, uint32_t mask, void* data) {
+        auto* o = static_cast<Outgoing*>(data);
+        while (o->written < o->data.size() && !(mask & (WL_EVENT_HANGUP | WL_EVENT_ERROR))) {
+          ssize_t n = ::write(fd, o->data.data() + o->written, o->data.size() - o->written);
+          if (n < 0 && errno == EAGAIN) return 0;
+          if (n <= 0) break;
+          o->written += size_t(n);
+        }
+        // Done (or the reader left): closing the fd ends the paste.
+        auto& list = o->bridge->outgoing_;
+        list.erase(std::remove_if(list.begin(), list.end(),
+                                  [o](const std::unique_ptr<Outgoing>& p) { return p.get() == o; }),
+                   list.end());
+        return 0;
+      },
+      out.get());
+  outgoing_.push_back(std::move(out));
 }
 
 void SelectionBridge::request_from_x(const std::string& mime, UniqueFd fd) {
@@ -359,21 +450,66 @@ void SelectionBridge::selection_request(xcb_selection_request_event_t* ev) {
 
 void SelectionBridge::finish_incoming(Incoming* in, bool ok) {
   const xcb_selection_request_event_t& req = in->request;
-  // One ChangeProperty must carry it all (no INCR): header + data within the request limit.
-  size_t limit = size_t(xcb_get_maximum_request_length(conn_)) * 4 - 64;
-  if (ok && in->data.size() > limit) {
-    log_warn("xwayland: %s: %zu bytes exceed one X request (%zu); INCR is not supported", name_,
-             in->data.size(), limit);
-    ok = false;
+  if (!ok) {
+    refuse(req);
+    drop_incoming(in);
+    return;
   }
-  if (ok) {
+  if (in->data.size() <= kIncrThreshold) {
     xcb_change_property(conn_, XCB_PROP_MODE_REPLACE, req.requestor, req.property, in->type, 8,
                         uint32_t(in->data.size()), in->data.data());
     send_selection_notify(conn_, req, req.property);
     wm_.flush();
-  } else {
-    refuse(req);
+    drop_incoming(in);
+    return;
   }
+  // INCR (ICCCM 2.7.2): an INCR property with the size; each time the requestor deletes
+  // the property, the next chunk; a zero-length chunk ends it. We hear of the deletes
+  // through PropertyChange on its window, added to whatever we select there already.
+  if (in->source) wl_event_source_remove(in->source);
+  in->source = nullptr;
+  in->fd.reset();
+  uint32_t mask = XCB_EVENT_MASK_PROPERTY_CHANGE;
+  if (xcb_get_window_attributes_reply_t* a = xcb_get_window_attributes_reply(
+          conn_, xcb_get_window_attributes(conn_, req.requestor), nullptr)) {
+    mask |= a->your_event_mask;
+    std::free(a);
+  }
+  xcb_change_window_attributes(conn_, req.requestor, XCB_CW_EVENT_MASK, &mask);
+  uint32_t size = uint32_t(std::min<size_t>(in->data.size(), UINT32_MAX));
+  xcb_change_property(conn_, XCB_PROP_MODE_REPLACE, req.requestor, req.property, incr_, 32, 1, &size);
+  send_selection_notify(conn_, req, req.property);
+  wm_.flush();
+  in->incr = true;
+  in->timer = wl_event_loop_add_timer(
+      wm_.server().loop(),
+      [](void* data) {
+        auto* i = static_cast<Incoming*>(data);
+        log_warn("xwayland: %s: the X requestor stopped reading (INCR, %zu of %zu bytes); "
+                 "transfer abandoned", i->bridge->name_, i->sent, i->data.size());
+        i->bridge->drop_incoming(i);
+        return 0;
+      },
+      in);
+  wl_event_source_timer_update(in->timer, kIncrTimeoutMs);
+}
+
+void SelectionBridge::send_incr_chunk(Incoming* in) {
+  const xcb_selection_request_event_t& req = in->request;
+  size_t n = std::min(kIncrThreshold, in->data.size() - in->sent);
+  xcb_change_property(conn_, XCB_PROP_MODE_REPLACE, req.requestor, req.property, in->type, 8,
+                      uint32_t(n), in->data.data() + in->sent);
+  wm_.flush();
+  in->sent += n;
+  if (n == 0) {  // the terminating empty chunk is out
+    log_info("xwayland: %s: %zu bytes to X in %zu INCR chunks", name_, in->data.size(),
+             (in->data.size() + kIncrThreshold - 1) / kIncrThreshold);
+    drop_incoming(in);
+  }
+  else wl_event_source_timer_update(in->timer, kIncrTimeoutMs);
+}
+
+void SelectionBridge::drop_incoming(Incoming* in) {
   incoming_.erase(std::remove_if(incoming_.begin(), incoming_.end(),
                                  [in](const std::unique_ptr<Incoming>& p) { return p.get() == in; }),
                   incoming_.end());

@@ -11,8 +11,13 @@
 // Wayland → X: when the seat's selection is a Wayland source, the bridge's window owns
 // the X selection; an X client's SelectionRequest (TARGETS, UTF8_STRING, STRING, TEXT or a MIME
 // atom) is answered by reading the source's pipe to its end and writing the property.
-// Limits: transfers larger than one X request (xcb_get_maximum_request_length; 16 MiB
-// with BIG-REQUESTS) and the INCR protocol are refused with a log line.
+// Large transfers use ICCCM's INCR protocol both ways: an X owner that answers with an
+// INCR property is read chunk by chunk (each PropertyNotify NewValue on the bridge's
+// window, until a zero-length chunk); a Wayland source above kIncrThreshold bytes is given
+// to the X requestor as INCR, one chunk per PropertyNotify Delete on its property. A
+// transfer that makes no progress for kIncrTimeoutMs, or an X owner sending more than
+// kMaxTransfer bytes, is abandoned with a log line (the Wayland reader sees its fd closed,
+// the X requestor stops getting chunks).
 //
 // Main thread only. Owned by the Wm; dies with it.
 
@@ -36,6 +41,10 @@ class XSelectionSource;
 
 class SelectionBridge {
  public:
+  static constexpr size_t kIncrThreshold = 1 << 20;   // and the size of each INCR chunk
+  static constexpr size_t kMaxTransfer = 256u << 20;  // from X, held in memory
+  static constexpr int kIncrTimeoutMs = 10'000;
+
   SelectionBridge(Wm& wm, Seat::Selection which);
   ~SelectionBridge();
   SelectionBridge(const SelectionBridge&) = delete;
@@ -49,12 +58,20 @@ class SelectionBridge {
  private:
   struct Outgoing;   // bytes from X on their way to a Wayland client's fd
   struct Incoming;   // bytes from a Wayland source on their way to an X requestor
+  struct IncrReceive;  // an INCR transfer from the X owner in progress
   void owner_changed(xcb_window_t owner, xcb_timestamp_t time);
   void selection_notify(xcb_selection_notify_event_t* ev);
   void selection_request(xcb_selection_request_event_t* ev);
   void wayland_selection_changed();
   void start_next_conversion();
   void finish_incoming(Incoming* in, bool ok);
+  void drop_incoming(Incoming* in);
+  // Writes 'data' to a Wayland client's fd as it drains, then closes it.
+  void write_to_wayland(UniqueFd to, std::string bytes);
+  bool property_notify(xcb_property_notify_event_t* ev);
+  void incr_chunk();                 // a NewValue of our property during an INCR receive
+  void end_incr_receive(bool ok);    // then the next conversion
+  void send_incr_chunk(Incoming* in);
   void refuse(const xcb_selection_request_event_t& req);
   xcb_atom_t atom(const std::string& name);
   std::string atom_name(xcb_atom_t a);
@@ -78,6 +95,7 @@ class SelectionBridge {
   bool converting_ = false;
   std::vector<std::unique_ptr<Outgoing>> outgoing_;
   std::vector<std::unique_ptr<Incoming>> incoming_;
+  std::unique_ptr<IncrReceive> incr_receive_;
   Listener seat_selection_;
 };
 

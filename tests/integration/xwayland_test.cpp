@@ -502,6 +502,49 @@ TEST_F(Xwayland, ClipboardCrossesBetweenX11AndWaylandBothWays) {
   EXPECT_EQ(count_of(targets, "UTF8_STRING\n"), 1) << targets;
 }
 
+// Above one X request's worth (xclip sends more than 1 MiB incrementally, ferry more than
+// its 1 MiB threshold), selections cross as ICCCM INCR transfers, byte for byte.
+TEST_F(Xwayland, LargeClipboardCrossesInIncrChunksBothWays) {
+  std::string text;
+  for (int i = 0; text.size() < (3u << 20) + 12345; ++i)
+    text += "line " + std::to_string(i) + " of a large clipboard, \xc3\xa9t\xc3\xa9\n";
+  std::string in = f_.tmp() + "/large.txt", from_x = f_.tmp() + "/from-x.txt",
+              from_wl = f_.tmp() + "/from-wl.txt";
+  std::ofstream(in, std::ios::binary) << text;
+  auto slurp = [](const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  };
+
+  // X11 → Wayland.
+  run({"sh", "-c", "xclip -selection clipboard -i < " + in});
+  EXPECT_TRUE(wait_until(
+      [&] {
+        f_.run_to_end({"sh", "-c", "wl-paste -n > " + from_x}, nullptr, 20s);
+        return slurp(from_x).size() == text.size();
+      },
+      30s))
+      << slurp(from_x).size() << " of " << text.size() << " bytes\n" << f_.log();
+  EXPECT_TRUE(slurp(from_x) == text);
+  EXPECT_NE(f_.log().find("clipboard: " + std::to_string(text.size()) + " bytes from X in "),
+            std::string::npos)
+      << f_.log();
+
+  // Wayland → X11.
+  run({"sh", "-c", "wl-copy < " + in});
+  EXPECT_TRUE(wait_until(
+      [&] {
+        f_.run_to_end({"sh", "-c", "xclip -selection clipboard -o > " + from_wl}, nullptr, 20s);
+        return slurp(from_wl).size() == text.size();
+      },
+      30s))
+      << slurp(from_wl).size() << " of " << text.size() << " bytes\n" << f_.log();
+  EXPECT_TRUE(slurp(from_wl) == text);
+  EXPECT_NE(f_.log().find("clipboard: " + std::to_string(text.size()) + " bytes to X in 4 INCR chunks"),
+            std::string::npos)
+      << f_.log();
+}
+
 TEST_F(Xwayland, PrimarySelectionCrossesBothWaysAndStaysApartFromTheClipboard) {
   // X11 → Wayland: two xclip owners, PRIMARY and CLIPBOARD, with different text.
   run({"sh", "-c", "printf 'primary from x11' | xclip -selection primary -i"});
