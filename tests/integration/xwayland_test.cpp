@@ -516,30 +516,23 @@ TEST_F(Xwayland, LargeClipboardCrossesInIncrChunksBothWays) {
     return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   };
 
-  // X11 → Wayland.
-  run({"sh", "-c", "xclip -selection clipboard -i < " + in});
-  EXPECT_TRUE(wait_until(
-      [&] {
-        f_.run_to_end({"sh", "-c", "wl-paste -n > " + from_x}, nullptr, 20s);
-        return slurp(from_x).size() == text.size();
-      },
-      30s))
-      << slurp(from_x).size() << " of " << text.size() << " bytes\n" << f_.log();
-  EXPECT_TRUE(slurp(from_x) == text);
+  // Copies 'in' with one side's tool and pastes it into 'out' with the other's.
+  auto cross = [&](const std::string& copy, const std::string& paste, const std::string& out) {
+    run({"sh", "-c", copy + " < " + in});
+    EXPECT_TRUE(wait_until(
+        [&] {
+          f_.run_to_end({"sh", "-c", paste + " > " + out}, nullptr, 20s);
+          return slurp(out).size() == text.size();
+        },
+        30s))
+        << paste << ": " << slurp(out).size() << " of " << text.size() << " bytes\n" << f_.log();
+    EXPECT_TRUE(slurp(out) == text) << paste;
+  };
+  cross("xclip -selection clipboard -i", "wl-paste -n", from_x);
   EXPECT_NE(f_.log().find("clipboard: " + std::to_string(text.size()) + " bytes from X in "),
             std::string::npos)
       << f_.log();
-
-  // Wayland → X11.
-  run({"sh", "-c", "wl-copy < " + in});
-  EXPECT_TRUE(wait_until(
-      [&] {
-        f_.run_to_end({"sh", "-c", "xclip -selection clipboard -o > " + from_wl}, nullptr, 20s);
-        return slurp(from_wl).size() == text.size();
-      },
-      30s))
-      << slurp(from_wl).size() << " of " << text.size() << " bytes\n" << f_.log();
-  EXPECT_TRUE(slurp(from_wl) == text);
+  cross("wl-copy", "xclip -selection clipboard -o", from_wl);
   EXPECT_NE(f_.log().find("clipboard: " + std::to_string(text.size()) + " bytes to X in 4 INCR chunks"),
             std::string::npos)
       << f_.log();
