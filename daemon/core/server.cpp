@@ -3,11 +3,14 @@
 #include <fcntl.h>
 #include <gbm.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
+#include <xf86drm.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 
 #include "backend/headless/headless.hpp"
 #include "backend/kms/kms_backend.hpp"
@@ -43,6 +46,38 @@ Server::~Server() {
   if (owned_drm_fd_ >= 0) close(owned_drm_fd_);
 }
 
+namespace {
+
+// The node to compose on for the device 'dev' names: its render node when it has one, else
+// its primary node (vkms, for one). Empty when there is no such DRM device here.
+std::string host_device_path(std::optional<dev_t> dev) {
+  if (!dev) return "";
+  drmDevicePtr d = nullptr;
+  if (drmGetDeviceFromDevId(*dev, 0, &d) != 0 || !d) {
+    log_warn("wayland backend: the host composes on device %u:%u, which is not a DRM device "
+             "here; frames go to the host in wl_shm", major(*dev), minor(*dev));
+    return "";
+  }
+  std::string path;
+  if (d->available_nodes & (1 << DRM_NODE_RENDER)) path = d->nodes[DRM_NODE_RENDER];
+  else if (d->available_nodes & (1 << DRM_NODE_PRIMARY)) path = d->nodes[DRM_NODE_PRIMARY];
+  drmFreeDevice(&d);
+  return path;
+}
+
+}  // namespace
+
+void Server::close_headless_device() {
+  egl_.reset();
+  if (owned_gbm_) gbm_device_destroy(owned_gbm_);
+  owned_gbm_ = nullptr;
+  if (owned_drm_fd_ >= 0) close(owned_drm_fd_);
+  owned_drm_fd_ = -1;
+  drm_fd_ = -1;
+  main_device_ = 0;
+  options_.display_device.clear();
+}
+
 bool Server::open_headless_device(std::string* error) {
   const std::string& path = options_.display_device;
   owned_drm_fd_ = open(path.c_str(), O_RDWR | O_CLOEXEC);
@@ -67,7 +102,7 @@ bool Server::open_headless_device(std::string* error) {
   }
   drm_fd_ = owned_drm_fd_;
   main_device_ = st.st_rdev;
-  log_info("headless: composing on %s through GBM (%s)", path.c_str(),
+  log_info("%s: composing on %s through GBM (%s)", options_.backend.c_str(), path.c_str(),
            gbm_device_get_backend_name(owned_gbm_));
   return true;
 }
@@ -89,8 +124,23 @@ bool Server::init(std::string* error) {
     if (!host) return false;
     wayland_host_ = host.get();
     keep(std::move(host));
-    egl_ = options_.display_device.empty() ? EglContext::create_surfaceless(error) : nullptr;
-    if (!options_.display_device.empty() && !open_headless_device(error)) return false;
+    if (options_.display_device.empty()) {
+      // Compose where the host composes, so frames cross as dmabufs with no copy; without
+      // a device named by the host (or one we cannot use) on EGL surfaceless, frames in wl_shm.
+      std::string path = host_device_path(wayland_host_->main_device());
+      std::string why;
+      if (!path.empty()) {
+        options_.display_device = path;
+        if (!open_headless_device(&why)) {
+          log_warn("wayland backend: cannot compose on the host's device %s (%s); frames go "
+                   "to the host in wl_shm", path.c_str(), why.c_str());
+          close_headless_device();
+        }
+      }
+      if (!egl_) egl_ = EglContext::create_surfaceless(error);
+    } else if (!open_headless_device(error)) {
+      return false;
+    }
     if (!egl_) {
       *error = "EGL: " + *error;
       return false;

@@ -79,6 +79,9 @@ class Server {
   dev_t main_device() const { return main_device_; }
   // The KMS backend when it drives the outputs, else null.
   KmsBackend* kms() const { return kms_.get(); }
+  // GBM of the device ferryd composes on without driving it (headless or nested with a
+  // display device); null otherwise.
+  gbm_device* composing_gbm() const { return owned_gbm_; }
   // Formats a surface could be scanned out with right now (linux-dmabuf's scanout tranche),
   // or nullopt. Set by the KMS backend; call linux_dmabuf_feedback_changed() when the
   // answer for a surface changes.
@@ -133,6 +136,7 @@ class Server {
   int exit_status_ = 0;
   uint64_t object_ids_ = 0;
   bool open_headless_device(std::string* error);
+  void close_headless_device();  // undoes a failed open_headless_device
 
   int drm_fd_ = -1;
   dev_t main_device_ = 0;

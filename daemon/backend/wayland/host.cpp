@@ -24,6 +24,8 @@ HostGlobals::~HostGlobals() {
     else
       wl_seat_destroy(seat);
   }
+  if (dmabuf_feedback) zwp_linux_dmabuf_feedback_v1_destroy(dmabuf_feedback);
+  if (dmabuf) zwp_linux_dmabuf_v1_destroy(dmabuf);
   if (decoration) zxdg_decoration_manager_v1_destroy(decoration);
   if (relative_pointer) zwp_relative_pointer_manager_v1_destroy(relative_pointer);
   if (pointer_constraints) zwp_pointer_constraints_v1_destroy(pointer_constraints);
@@ -78,6 +80,10 @@ void on_global(void* data, wl_registry* reg, uint32_t name, const char* iface, u
   } else if (n == zwp_pointer_constraints_v1_interface.name && !g->pointer_constraints) {
     g->pointer_constraints =
         static_cast<zwp_pointer_constraints_v1*>(bind(&zwp_pointer_constraints_v1_interface, 1));
+  } else if (n == zwp_linux_dmabuf_v1_interface.name && !g->dmabuf && version >= 3) {
+    g->dmabuf_version = std::min(version, 4u);
+    g->dmabuf = static_cast<zwp_linux_dmabuf_v1*>(bind(&zwp_linux_dmabuf_v1_interface, 4));
+    listen_modifiers(g->dmabuf, &g->dmabuf_formats);  // v3 sends them on binding
   } else if (n == wl_seat_interface.name && !g->seat) {
     g->seat_version = std::min(version, 5u);
     g->seat = static_cast<wl_seat*>(bind(&wl_seat_interface, 5));
@@ -111,6 +117,10 @@ std::unique_ptr<WaylandHost> WaylandHost::connect(Server& server, std::string* e
   // seat capabilities: the seat's listener must be in place before the second).
   bool ok = host->roundtrip(error);
   if (ok && g.seat) host->input_ = std::make_unique<HostInput>(*host, g.seat);
+  if (ok && g.dmabuf && g.dmabuf_version >= 4) {
+    g.dmabuf_feedback = zwp_linux_dmabuf_v1_get_default_feedback(g.dmabuf);
+    listen_default_feedback(g.dmabuf_feedback, &g.dmabuf_formats);
+  }
   if (!ok || !host->roundtrip(error)) return nullptr;
   std::string missing;
   if (!g.compositor) missing += " wl_compositor";
@@ -121,17 +131,23 @@ std::unique_ptr<WaylandHost> WaylandHost::connect(Server& server, std::string* e
     return nullptr;
   }
   log_info("wayland backend: host %s: presentation %s, decorations %s, seat %s, shm %s, "
-           "pointer lock %s",
+           "pointer lock %s, linux-dmabuf %s",
            host->name_.c_str(), g.presentation ? "wp_presentation" : "frame callbacks only",
            g.decoration ? "xdg-decoration" : "host's choice", g.seat ? "yes" : "none",
            g.shm_xbgr8888 ? "XBGR8888" : "XRGB8888",
            g.pointer_constraints && g.relative_pointer ? "forwarded"
            : g.pointer_constraints                     ? "forwarded, no relative motion"
-                                                       : "not offered by the host");
+                                                       : "not offered by the host",
+           !g.dmabuf                          ? "none (frames go in wl_shm)"
+           : g.dmabuf_formats.main_device     ? "v4 with a main device"
+           : g.dmabuf_version >= 4            ? "v4 without a main device (frames go in wl_shm)"
+                                              : "v3, no device named (frames go in wl_shm)");
   host->source_ = wl_event_loop_add_fd(server.loop(), wl_display_get_fd(host->display_),
                                        WL_EVENT_READABLE, &WaylandHost::on_fd, host.get());
   return host;
 }
+
+std::optional<dev_t> WaylandHost::main_device() const { return globals_->dmabuf_formats.main_device; }
 
 WaylandHost::~WaylandHost() {
   if (source_) wl_event_source_remove(source_);

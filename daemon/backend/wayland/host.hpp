@@ -9,8 +9,11 @@
 // every host event is dispatched there. Owned by the Server (kept as a Server::Global);
 // outputs (and with them their HostOutput backends) die before it.
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,6 +47,9 @@ class WaylandHost final : public Server::Global {
   Server& server() const { return server_; }
   wl_display* display() const { return display_; }
   const HostGlobals& globals() const { return *globals_; }
+  // The device the host composes with (its linux-dmabuf default feedback's main device);
+  // ferryd composes on it too and hands frames over as dmabufs. nullopt: none named.
+  std::optional<dev_t> main_device() const;
   // The output whose window shows 'surface' (a host surface), or null.
   HostOutput* output_for_surface(wl_surface* surface) const;
 
@@ -65,7 +71,7 @@ class WaylandHost final : public Server::Global {
   static int on_fd(int fd, uint32_t mask, void* data);
   // wl_display_roundtrip with a time limit (start-up only: it blocks ferryd's loop).
   bool roundtrip(std::string* error);
-  static constexpr int kStartupTimeoutMs = 5000;
+  static constexpr int kStartupTimeoutMs = 30000;
   std::string describe_error() const;
 
   Server& server_;

@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <ctime>
 
+#include "backend/wayland/host_dmabuf.hpp"
+#include "linux-dmabuf-unstable-v1-client-protocol.h"
 #include "pointer-constraints-unstable-v1-client-protocol.h"
 #include "presentation-time-client-protocol.h"
 #include "relative-pointer-unstable-v1-client-protocol.h"
@@ -31,6 +33,11 @@ struct HostGlobals {
   zwp_relative_pointer_manager_v1* relative_pointer = nullptr;
   zwp_pointer_constraints_v1* pointer_constraints = nullptr;
   bool shm_xbgr8888 = false;  // RGBA byte order: glReadPixels' own, no swizzle
+  // Frames as dmabufs (host_dmabuf.hpp): null when the host has no linux-dmabuf.
+  zwp_linux_dmabuf_v1* dmabuf = nullptr;
+  uint32_t dmabuf_version = 0;
+  zwp_linux_dmabuf_feedback_v1* dmabuf_feedback = nullptr;
+  HostDmabufFormats dmabuf_formats;
 
   ~HostGlobals();
 };

@@ -65,7 +65,29 @@ int64_t clock_ns(clockid_t id) {
 HostOutput::HostOutput(WaylandHost& host, Output& output, bool fullscreen)
     : host_(host), output_(output) {
   const HostGlobals& g = host.globals();
-  ensure_target();
+  // Frames as dmabufs when we compose on the device the host composes on.
+  const HostDmabufFormats& hf = g.dmabuf_formats;
+  Server& server = host.server();
+  if (g.dmabuf && server.composing_gbm() && hf.main_device && *hf.main_device == server.main_device()) {
+    for (uint32_t f : {DRM_FORMAT_XRGB8888, DRM_FORMAT_ARGB8888}) {
+      auto it = hf.modifiers.find(f);
+      if (it == hf.modifiers.end() || it->second.empty()) continue;
+      use_dmabuf_ = true;
+      dmabuf_format_ = f;
+      dmabuf_modifiers_ = it->second;
+      break;
+    }
+    if (use_dmabuf_)
+      log_info("wayland backend: %s: frames go to the host as dmabufs (%s, %zu modifier%s) "
+               "composed on %s", output.name().c_str(),
+               dmabuf_format_ == DRM_FORMAT_XRGB8888 ? "XRGB8888" : "ARGB8888",
+               dmabuf_modifiers_.size(), dmabuf_modifiers_.size() == 1 ? "" : "s",
+               server.options().display_device.c_str());
+    else
+      log_info("wayland backend: %s: the host takes no XRGB8888/ARGB8888 dmabuf from our "
+               "device; frames go in wl_shm", output.name().c_str());
+  }
+  if (!use_dmabuf_) ensure_target();
   surface_ = wl_compositor_create_surface(g.compositor);
   if (output.scale() > 1 && wl_proxy_get_version(reinterpret_cast<wl_proxy*>(surface_)) >=
                                 WL_SURFACE_SET_BUFFER_SCALE_SINCE_VERSION)
@@ -90,6 +112,9 @@ HostOutput::HostOutput(WaylandHost& host, Output& output, bool fullscreen)
 }
 
 HostOutput::~HostOutput() {
+  log_info("wayland backend: %s: %llu frames to the host as dmabufs, %llu in wl_shm",
+           output_.name().c_str(), (unsigned long long)dmabuf_frames_,
+           (unsigned long long)shm_frames_);
   host_.unregister_output(this);
   if (frame_cb_) wl_callback_destroy(frame_cb_);
   if (feedback_) wp_presentation_feedback_destroy(feedback_);
@@ -98,10 +123,11 @@ HostOutput::~HostOutput() {
   xdg_surface_destroy(xdg_surface_);
   wl_surface_destroy(surface_);
   buffers_.clear();
+  dmabufs_.clear();
   host_.flush();
   host_.server().egl().make_current();
-  glDeleteFramebuffers(1, &target_.fbo);
-  glDeleteTextures(1, &tex_);
+  if (target_.fbo) glDeleteFramebuffers(1, &target_.fbo);
+  if (tex_) glDeleteTextures(1, &tex_);
 }
 
 void HostOutput::ensure_target() {
@@ -126,8 +152,78 @@ uint32_t HostOutput::shm_format() const {
   return host_.globals().shm_xbgr8888 ? WL_SHM_FORMAT_XBGR8888 : WL_SHM_FORMAT_XRGB8888;
 }
 
+RenderTarget* HostOutput::acquire_dmabuf() {
+  int32_t w = output_.fb_width(), h = output_.fb_height();
+  // Buffers of an older size go once the host has let them go.
+  for (auto it = dmabufs_.begin(); it != dmabufs_.end();) {
+    HostDmabuf* b = it->get();
+    if (!b->busy && b->ready() && (b->width() != w || b->height() != h)) {
+      if (front_dmabuf_ == b) front_dmabuf_ = nullptr;
+      it = dmabufs_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  next_dmabuf_ = nullptr;
+  size_t same_size = 0;
+  bool pending = false;
+  for (auto& b : dmabufs_) {
+    if (b->width() != w || b->height() != h) continue;
+    ++same_size;
+    if (!b->ready()) pending = true;
+    else if (!b->busy && !next_dmabuf_) next_dmabuf_ = b.get();
+  }
+  if (!next_dmabuf_ && !pending && same_size < kBuffersPerSize) {
+    std::string error;
+    Server& server = host_.server();
+    auto b = HostDmabuf::create(
+        server.egl(), server.composing_gbm(), host_.globals().dmabuf, w, h, dmabuf_format_,
+        dmabuf_modifiers_,
+        [this](bool ok) {
+          if (ok) {
+            output_.schedule_frame();
+            return;
+          }
+          // Not here: this runs inside the refused buffer's own listener.
+          log_warn("wayland backend: %s: the host refused our dmabuf; frames go in wl_shm from "
+                   "now on", output_.name().c_str());
+          use_dmabuf_ = false;
+          output_.schedule_frame();
+        },
+        &error);
+    if (!b) {
+      log_warn("wayland backend: %s: %s; frames go in wl_shm from now on", output_.name().c_str(),
+               error.c_str());
+      use_dmabuf_ = false;
+      return nullptr;
+    }
+    if (dmabufs_.empty())
+      log_info("wayland backend: %s: dmabuf modifier 0x%llx", output_.name().c_str(),
+               (unsigned long long)b->modifier());
+    dmabufs_.push_back(std::move(b));
+    host_.flush();
+    return nullptr;  // ready when the host says "created": that schedules a frame
+  }
+  if (!next_dmabuf_) return nullptr;
+  ++frame_number_;
+  RenderTarget& t = next_dmabuf_->target();
+  t.age = next_dmabuf_->drawn ? int(frame_number_ - next_dmabuf_->drawn) : 0;
+  next_dmabuf_->drawn = frame_number_;
+  return &t;
+}
+
 RenderTarget* HostOutput::acquire_target() {
   if (!configured_ || host_.dead()) return nullptr;
+  if (use_dmabuf_) {
+    if (RenderTarget* t = acquire_dmabuf()) return t;
+    if (use_dmabuf_) return nullptr;
+  }
+  // wl_shm from here: dmabufs refused or never on (those the host still holds can go).
+  if (!dmabufs_.empty()) {
+    dmabufs_.clear();
+    front_dmabuf_ = nullptr;
+    next_dmabuf_ = nullptr;
+  }
   ensure_target();
   // Buffers of an older size go once the host has let them go.
   std::erase_if(buffers_, [&](const std::unique_ptr<HostBuffer>& b) {
@@ -157,31 +253,31 @@ void HostOutput::submit(bool new_content) {
   if (host_.dead()) return;  // the loop is ending
   in_flight_ = true;
   discarded_ = false;
-  in_flight_content_ = new_content && next_;
+  in_flight_content_ = new_content && (next_ || next_dmabuf_);
   if (!configured_) {
     waiting_configure_ = true;  // done when the host configures the window
     return;
   }
   if (in_flight_content_) {
-    HostBuffer& b = *next_;
-    next_ = nullptr;
-    Rect whole{0, 0, target_.width, target_.height};
+    Rect whole{0, 0, output_.fb_width(), output_.fb_height()};
     Region damage = shown_ ? Renderer::layout_to_framebuffer(
                                  output_.last_frame_damage(), output_.layout_box(), output_.scale(),
                                  render_transform(output_.transform()))
                            : Region(whole);
     damage.intersect(whole);
-    for (auto& o : buffers_) o->stale.add(damage);
-    uint32_t format = host_.globals().shm_xbgr8888 ? DRM_FORMAT_XBGR8888 : DRM_FORMAT_XRGB8888;
-    Renderer& renderer = host_.server().renderer();
-    for (const Rect& r : b.stale.rects()) {
-      uint8_t* dst = b.data() + size_t(r.y) * size_t(b.stride()) + size_t(r.x) * 4;
-      if (!renderer.read_pixels(target_, r, format, dst, b.stride()))
-        log_warn("wayland backend: reading the composed frame of %s failed", output_.name().c_str());
+    wl_buffer* buffer = nullptr;
+    if (next_dmabuf_) {
+      // The host reads the buffer once it has it: the drawing must be done by then.
+      glFinish();
+      buffer = next_dmabuf_->buffer();
+      next_dmabuf_->busy = true;
+      front_dmabuf_ = std::exchange(next_dmabuf_, nullptr);
+      ++dmabuf_frames_;
+    } else {
+      buffer = submit_shm(damage);
+      ++shm_frames_;
     }
-    b.stale.clear();
-    target_.age = 1;  // our own texture: it keeps the frame drawn last
-    wl_surface_attach(surface_, b.buffer(), 0, 0);
+    wl_surface_attach(surface_, buffer, 0, 0);
     bool buffer_damage = wl_proxy_get_version(reinterpret_cast<wl_proxy*>(surface_)) >=
                          WL_SURFACE_DAMAGE_BUFFER_SINCE_VERSION;
     int32_t s = output_.scale();
@@ -191,12 +287,28 @@ void HostOutput::submit(bool new_content) {
       else
         wl_surface_damage(surface_, r.x / s, r.y / s, (r.width + s - 1) / s + 1, (r.height + s - 1) / s + 1);
     }
-    b.busy = true;
     shown_ = true;
   }
   request_completion();
   wl_surface_commit(surface_);
   host_.flush();
+}
+
+wl_buffer* HostOutput::submit_shm(const Region& damage) {
+  HostBuffer& b = *next_;
+  next_ = nullptr;
+  for (auto& o : buffers_) o->stale.add(damage);
+  uint32_t format = host_.globals().shm_xbgr8888 ? DRM_FORMAT_XBGR8888 : DRM_FORMAT_XRGB8888;
+  Renderer& renderer = host_.server().renderer();
+  for (const Rect& r : b.stale.rects()) {
+    uint8_t* dst = b.data() + size_t(r.y) * size_t(b.stride()) + size_t(r.x) * 4;
+    if (!renderer.read_pixels(target_, r, format, dst, b.stride()))
+      log_warn("wayland backend: reading the composed frame of %s failed", output_.name().c_str());
+  }
+  b.stale.clear();
+  target_.age = 1;  // our own texture: it keeps the frame drawn last
+  b.busy = true;
+  return b.buffer();
 }
 
 void HostOutput::request_completion() {

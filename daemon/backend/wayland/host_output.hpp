@@ -1,11 +1,14 @@
 #pragma once
 // One ferry output shown as an xdg_toplevel of the host compositor (see host.hpp).
 //
-// Frames: the renderer draws into an offscreen GL texture (always current: age 1 once
-// drawn); submit(true) copies the area that changed since the chosen wl_shm buffer was last
-// written (glReadPixels) into it, attaches it with the frame's damage and commits. A buffer
-// the host has not released is never written; with none free acquire_target() returns null
-// and the Output waits a frame. The frame completes (Output::presented) on the host's
+// Frames, when the host composes on a device ferryd composes on too (host_dmabuf.hpp):
+// the renderer draws straight into one of three GBM buffers the host imported (its own
+// buffer age), and submit(true) attaches it with the frame's damage: no copy. Otherwise
+// (or once the host refuses our dmabufs): the renderer draws into an offscreen GL texture
+// (always current: age 1 once drawn); submit(true) copies the area that changed since the
+// chosen wl_shm buffer was last written (glReadPixels) into it and attaches that. Either
+// way a buffer the host has not released is never written; with none free
+// acquire_target() returns null and the Output waits a frame. The frame completes (Output::presented) on the host's
 // wp_presentation_feedback.presented (its timestamp, refresh and sequence) or, without
 // wp_presentation or when the host discards the frame, on the host's frame callback. A host
 // that sends neither (hidden window) stalls the output: nothing spins.
@@ -19,8 +22,10 @@
 #include <vector>
 
 #include "backend/wayland/host_buffer.hpp"
+#include "backend/wayland/host_dmabuf.hpp"
 #include "core/output.hpp"
 
+struct wl_buffer;
 struct wl_callback;
 struct wl_surface;
 struct wp_presentation_feedback;
@@ -39,7 +44,9 @@ class HostOutput final : public OutputBackend {
 
   RenderTarget* acquire_target() override;
   void submit(bool new_content) override;
-  RenderTarget* front_target() override { return shown_ ? &target_ : nullptr; }
+  RenderTarget* front_target() override {
+    return front_dmabuf_ ? &front_dmabuf_->target() : shown_ ? &target_ : nullptr;
+  }
   uint32_t presentation_flags() const override { return flags_; }
   // The host draws its own pointer over our window: ferry's cursor is not composed into
   // the frames it gets (captures with overlay_cursor still compose it).
@@ -62,6 +69,8 @@ class HostOutput final : public OutputBackend {
 
  private:
   void ensure_target();
+  RenderTarget* acquire_dmabuf();  // null: none free (or dmabufs are off now)
+  wl_buffer* submit_shm(const Region& damage);  // copies into next_; its wl_buffer
   void request_completion();
   void complete(int64_t ts_ns, uint64_t seq);
   uint32_t shm_format() const;
@@ -80,6 +89,16 @@ class HostOutput final : public OutputBackend {
   bool shown_ = false;  // a frame went to the host
   std::vector<std::unique_ptr<HostBuffer>> buffers_;
   HostBuffer* next_ = nullptr;  // chosen by acquire_target for the next submit(true)
+
+  // dmabuf frames (see above): on while 'use_dmabuf_'; a refusal turns them off for good.
+  bool use_dmabuf_ = false;
+  uint32_t dmabuf_format_ = 0;
+  std::vector<uint64_t> dmabuf_modifiers_;
+  std::vector<std::unique_ptr<HostDmabuf>> dmabufs_;
+  HostDmabuf* next_dmabuf_ = nullptr;   // chosen by acquire_target
+  HostDmabuf* front_dmabuf_ = nullptr;  // the one given to the host last
+  uint64_t frame_number_ = 0;
+  uint64_t dmabuf_frames_ = 0, shm_frames_ = 0;
 
   // The frame in flight.
   bool in_flight_ = false;

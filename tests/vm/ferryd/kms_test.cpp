@@ -340,6 +340,21 @@ uint32_t offload_pattern(int32_t x, int32_t y) {
   return 0xff000000u | r << 16 | g << 8 | b;
 }
 
+// Connects to 'f' and shows a 200x150 window of offload_pattern() until a frame of it was
+// presented; the client stays in *client (the window lives as long as it does).
+void show_pattern_window(Ferryd& f, std::unique_ptr<WlClient>* client) {
+  std::string err;
+  auto c = WlClient::connect(f.socket_path(), &err);
+  ASSERT_TRUE(c) << err;
+  Toplevel top = c->create_toplevel();
+  ShmBuffer* b = c->create_buffer(200, 150, WL_SHM_FORMAT_XRGB8888, 0);
+  for (int32_t y = 0; y < 150; ++y)
+    for (int32_t x = 0; x < 200; ++x)
+      reinterpret_cast<uint32_t*>(b->data + size_t(y) * size_t(b->stride))[x] = offload_pattern(x, y);
+  ASSERT_TRUE(commit_until_presented(*c, top.surface, b->buffer, 0, 0, 200, 150)) << f.log();
+  *client = std::move(c);
+}
+
 void offload_run(const std::string& dir, const std::string& mode, OffloadRun* out) {
   std::string cfg = dir + "/ferry-" + mode + ".toml", wb = dir + "/wb-" + mode + ".png";
   FILE* f = std::fopen(cfg.c_str(), "w");
@@ -351,14 +366,9 @@ void offload_run(const std::string& dir, const std::string& mode, OffloadRun* ou
   ASSERT_TRUE(fd.start({"--backend", "kms", "--render-device", "/dev/dri/card1", "--config", cfg,
                         "--stats", "--writeback-screenshot", wb}));
   std::string err;
-  auto c = WlClient::connect(fd.socket_path(), &err);
-  ASSERT_TRUE(c) << err;
-  Toplevel top = c->create_toplevel();
-  ShmBuffer* b = c->create_buffer(200, 150, WL_SHM_FORMAT_XRGB8888, 0);
-  for (int32_t y = 0; y < 150; ++y)
-    for (int32_t x = 0; x < 200; ++x)
-      reinterpret_cast<uint32_t*>(b->data + size_t(y) * size_t(b->stride))[x] = offload_pattern(x, y);
-  ASSERT_TRUE(commit_until_presented(*c, top.surface, b->buffer, 0, 0, 200, 150)) << fd.log();
+  std::unique_ptr<WlClient> c;
+  show_pattern_window(fd, &c);
+  if (::testing::Test::HasFatalFailure()) return;
   ASSERT_EQ(fd.stop(), 0) << fd.log();  // captures while the window is still up
   c.reset();
   out->log = fd.log();
@@ -482,6 +492,56 @@ TEST_F(KmsFerryd, FullscreenX11WindowIsOffloadedByItsWmClassRule) {
       near += std::abs(p[0] - 0x33) <= 3 && std::abs(p[1] - 0x66) <= 3 && std::abs(p[2] - 0xcc) <= 3;
     }
   EXPECT_EQ(near, size_t(img.width) * size_t(img.height)) << "the X11 window covers the output";
+}
+
+}  // namespace
+}  // namespace ferry::itest
+
+namespace ferry::itest {
+namespace {
+
+// Nested ferryd on a real kernel: the host is ferryd on vkms; the nested ferryd (wayland
+// backend) learns from the host's linux-dmabuf feedback that it composes on vkms, composes
+// on that device itself and hands each frame over as a dmabuf (no glReadPixels, no wl_shm
+// copy). The host shows it: the writeback has the nested client's pixels exactly, at the
+// nested window's position plus the client window's.
+TEST_F(KmsFerryd, NestedFerrydHandsItsFramesToTheHostAsDmabufs) {
+  std::string wb = tmp_.path() + "/wb-nested.png";
+  Ferryd host;
+  ASSERT_TRUE(host.start({"--backend", "kms", "--writeback-screenshot", wb}));
+  Ferryd nested;
+  nested.headless_by_default = false;
+  ASSERT_TRUE(nested.start({"--backend", "wayland", "--output", "400x300"},
+                           {"WAYLAND_DISPLAY=" + host.socket_path()}));
+  std::string err;
+  std::unique_ptr<WlClient> c;
+  show_pattern_window(nested, &c);
+  if (HasFatalFailure()) return;
+  // Presented in the nested ferryd means the host presented its window's frame.
+  ASSERT_EQ(host.stop(), 0) << host.log();  // captures while the nested window is up
+  nested.stop();
+  c.reset();
+  std::string log = nested.log();
+  EXPECT_NE(log.find("frames go to the host as dmabufs (XRGB8888"), std::string::npos) << log;
+  size_t at = log.find("WL-1: ");
+  at = log.find(" frames to the host as dmabufs, ", at);
+  ASSERT_NE(at, std::string::npos) << log;
+  unsigned long dmabuf_frames = std::strtoul(log.c_str() + log.rfind(' ', at - 1) + 1, nullptr, 10);
+  EXPECT_GE(dmabuf_frames, 1u) << log;
+  EXPECT_NE(log.find("dmabufs, 0 in wl_shm"), std::string::npos) << log;
+  Image img;
+  ASSERT_TRUE(read_png(wb, &img, &err)) << err << "\n" << host.log();
+  // The host places the nested window at (32,32), the nested ferryd its client at (32,32).
+  size_t exact = 0;
+  for (int32_t y = 0; y < 150; ++y)
+    for (int32_t x = 0; x < 200; ++x) {
+      uint32_t want = offload_pattern(x, y);
+      const uint8_t w[3] = {uint8_t(want >> 16), uint8_t(want >> 8), uint8_t(want)};
+      exact += std::memcmp(img.pixel(64 + x, 64 + y), w, 3) == 0;
+    }
+  std::printf("guest nested: %lu frames as dmabufs; %zu of 30000 pixels exact on the host\n",
+              dmabuf_frames, exact);
+  EXPECT_EQ(exact, size_t(200 * 150));
 }
 
 }  // namespace

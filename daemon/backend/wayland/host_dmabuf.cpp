@@ -1,0 +1,217 @@
+#include "backend/wayland/host_dmabuf.hpp"
+
+#include <drm_fourcc.h>
+#include <gbm.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <wayland-client.h>
+
+#include <GLES2/gl2.h>
+#include <GLES2/gl2ext.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "linux-dmabuf-unstable-v1-client-protocol.h"
+#include "render/egl_context.hpp"
+#include "util/unique_fd.hpp"
+
+namespace ferry {
+namespace {
+
+bool read_dev(wl_array* a, dev_t* out) {
+  if (a->size != sizeof(dev_t)) return false;
+  std::memcpy(out, a->data, sizeof(dev_t));
+  return true;
+}
+
+const zwp_linux_dmabuf_feedback_v1_listener kFeedbackListener = {
+    // done
+    [](void* data, zwp_linux_dmabuf_feedback_v1*) { static_cast<HostDmabufFormats*>(data)->done = true; },
+    // format_table: fd, size; 16-byte entries (u32 format, u32 padding, u64 modifier)
+    [](void* data, zwp_linux_dmabuf_feedback_v1*, int32_t fd, uint32_t size) {
+      UniqueFd owned(fd);
+      auto* f = static_cast<HostDmabufFormats*>(data);
+      f->table.clear();
+      void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+      if (map == MAP_FAILED) return;
+      const auto* bytes = static_cast<const uint8_t*>(map);
+      for (size_t at = 0; at + 16 <= size; at += 16) {
+        uint32_t format;
+        uint64_t modifier;
+        std::memcpy(&format, bytes + at, 4);
+        std::memcpy(&modifier, bytes + at + 8, 8);
+        f->table.emplace_back(format, modifier);
+      }
+      ::munmap(map, size);
+    },
+    // main_device
+    [](void* data, zwp_linux_dmabuf_feedback_v1*, wl_array* dev) {
+      dev_t d;
+      if (read_dev(dev, &d)) static_cast<HostDmabufFormats*>(data)->main_device = d;
+    },
+    // tranche_done: the tranche's pairs count when it targets the main device
+    [](void* data, zwp_linux_dmabuf_feedback_v1*) {
+      auto* f = static_cast<HostDmabufFormats*>(data);
+      if (f->main_device && (!f->tranche_device || *f->tranche_device == *f->main_device))
+        for (uint16_t i : f->tranche_indices)
+          if (i < f->table.size()) {
+            auto& mods = f->modifiers[f->table[i].first];
+            if (std::find(mods.begin(), mods.end(), f->table[i].second) == mods.end())
+              mods.push_back(f->table[i].second);
+          }
+      f->tranche_device.reset();
+      f->tranche_indices.clear();
+    },
+    // tranche_target_device
+    [](void* data, zwp_linux_dmabuf_feedback_v1*, wl_array* dev) {
+      dev_t d;
+      if (read_dev(dev, &d)) static_cast<HostDmabufFormats*>(data)->tranche_device = d;
+    },
+    // tranche_formats: u16 indices into the table
+    [](void* data, zwp_linux_dmabuf_feedback_v1*, wl_array* indices) {
+      auto* f = static_cast<HostDmabufFormats*>(data);
+      const auto* idx = static_cast<const uint16_t*>(indices->data);
+      f->tranche_indices.assign(idx, idx + indices->size / sizeof(uint16_t));
+    },
+    // tranche_flags (scanout): no difference for a window's buffer
+    [](void*, zwp_linux_dmabuf_feedback_v1*, uint32_t) {},
+};
+
+const zwp_linux_dmabuf_v1_listener kDmabufListener = {
+    // format (v1/v2): the implicit layout
+    [](void* data, zwp_linux_dmabuf_v1*, uint32_t format) {
+      auto& mods = static_cast<HostDmabufFormats*>(data)->modifiers[format];
+      if (std::find(mods.begin(), mods.end(), DRM_FORMAT_MOD_INVALID) == mods.end())
+        mods.push_back(DRM_FORMAT_MOD_INVALID);
+    },
+    // modifier (v3)
+    [](void* data, zwp_linux_dmabuf_v1*, uint32_t format, uint32_t hi, uint32_t lo) {
+      auto& mods = static_cast<HostDmabufFormats*>(data)->modifiers[format];
+      uint64_t m = (uint64_t(hi) << 32) | lo;
+      if (std::find(mods.begin(), mods.end(), m) == mods.end()) mods.push_back(m);
+    },
+};
+
+const zwp_linux_buffer_params_v1_listener kParamsListener = {
+    [](void* data, zwp_linux_buffer_params_v1*, wl_buffer* buffer) {
+      static_cast<HostDmabuf*>(data)->created(buffer);
+    },
+    [](void* data, zwp_linux_buffer_params_v1*) { static_cast<HostDmabuf*>(data)->failed(); },
+};
+
+const wl_buffer_listener kBufferListener = {
+    [](void* data, wl_buffer*) { static_cast<HostDmabuf*>(data)->released(); },
+};
+
+}  // namespace
+
+void listen_default_feedback(zwp_linux_dmabuf_feedback_v1* feedback, HostDmabufFormats* out) {
+  zwp_linux_dmabuf_feedback_v1_add_listener(feedback, &kFeedbackListener, out);
+}
+
+void listen_modifiers(zwp_linux_dmabuf_v1* dmabuf, HostDmabufFormats* out) {
+  zwp_linux_dmabuf_v1_add_listener(dmabuf, &kDmabufListener, out);
+}
+
+std::unique_ptr<HostDmabuf> HostDmabuf::create(EglContext& egl, gbm_device* gbm,
+                                               zwp_linux_dmabuf_v1* host, int32_t w, int32_t h,
+                                               uint32_t format,
+                                               const std::vector<uint64_t>& modifiers,
+                                               std::function<void(bool)> on_ready,
+                                               std::string* error) {
+  auto b = std::unique_ptr<HostDmabuf>(new HostDmabuf(egl));
+  b->on_ready_ = std::move(on_ready);
+  std::vector<uint64_t> explicit_mods;
+  for (uint64_t m : modifiers)
+    if (m != DRM_FORMAT_MOD_INVALID) explicit_mods.push_back(m);
+  if (!explicit_mods.empty())
+    b->bo_ = gbm_bo_create_with_modifiers2(gbm, uint32_t(w), uint32_t(h), format,
+                                           explicit_mods.data(), unsigned(explicit_mods.size()),
+                                           GBM_BO_USE_RENDERING);
+  if (!b->bo_ && std::find(modifiers.begin(), modifiers.end(), DRM_FORMAT_MOD_INVALID) != modifiers.end())
+    b->bo_ = gbm_bo_create(gbm, uint32_t(w), uint32_t(h), format, GBM_BO_USE_RENDERING);
+  if (!b->bo_) {
+    *error = "gbm cannot allocate a " + std::to_string(w) + "x" + std::to_string(h) +
+             " buffer with a layout the host takes: " + std::strerror(errno);
+    return nullptr;
+  }
+  b->modifier_ = explicit_mods.empty() ? DRM_FORMAT_MOD_INVALID : gbm_bo_get_modifier(b->bo_);
+
+  egl.make_current();
+  auto create_image = reinterpret_cast<PFNEGLCREATEIMAGEKHRPROC>(eglGetProcAddress("eglCreateImageKHR"));
+  auto image_to_rbo = reinterpret_cast<PFNGLEGLIMAGETARGETRENDERBUFFERSTORAGEOESPROC>(
+      eglGetProcAddress("glEGLImageTargetRenderbufferStorageOES"));
+  if (!create_image || !image_to_rbo) {
+    *error = "EGL_KHR_image_base / GL_OES_EGL_image are required";
+    return nullptr;
+  }
+  b->image_ = create_image(egl.display(), EGL_NO_CONTEXT, EGL_NATIVE_PIXMAP_KHR, b->bo_, nullptr);
+  if (b->image_ == EGL_NO_IMAGE_KHR) {
+    *error = "eglCreateImageKHR(EGL_NATIVE_PIXMAP_KHR) failed for a GBM buffer";
+    return nullptr;
+  }
+  glGenRenderbuffers(1, &b->rbo_);
+  glBindRenderbuffer(GL_RENDERBUFFER, b->rbo_);
+  image_to_rbo(GL_RENDERBUFFER, b->image_);
+  glGenFramebuffers(1, &b->target_.fbo);
+  glBindFramebuffer(GL_FRAMEBUFFER, b->target_.fbo);
+  glFramebufferRenderbuffer(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_RENDERBUFFER, b->rbo_);
+  GLenum status = glCheckFramebufferStatus(GL_FRAMEBUFFER);
+  glBindFramebuffer(GL_FRAMEBUFFER, 0);
+  if (status != GL_FRAMEBUFFER_COMPLETE) {
+    *error = "a GBM buffer is not a complete GL framebuffer";
+    return nullptr;
+  }
+  b->target_.width = w;
+  b->target_.height = h;
+
+  b->params_ = zwp_linux_dmabuf_v1_create_params(host);
+  zwp_linux_buffer_params_v1_add_listener(b->params_, &kParamsListener, b.get());
+  int planes = gbm_bo_get_plane_count(b->bo_);
+  for (int i = 0; i < planes; ++i) {
+    UniqueFd fd(gbm_bo_get_fd_for_plane(b->bo_, i));
+    if (fd.get() < 0) {
+      *error = std::string("cannot export plane ") + std::to_string(i) + " of a GBM buffer: " +
+               std::strerror(errno);
+      return nullptr;
+    }
+    // libwayland duplicates the fd into the message: ours closes here.
+    zwp_linux_buffer_params_v1_add(b->params_, fd.get(), uint32_t(i), gbm_bo_get_offset(b->bo_, i),
+                                   gbm_bo_get_stride_for_plane(b->bo_, i),
+                                   uint32_t(b->modifier_ >> 32), uint32_t(b->modifier_ & 0xffffffff));
+  }
+  zwp_linux_buffer_params_v1_create(b->params_, w, h, format, 0);
+  return b;
+}
+
+void HostDmabuf::created(wl_buffer* buffer) {
+  zwp_linux_buffer_params_v1_destroy(params_);
+  params_ = nullptr;
+  buffer_ = buffer;
+  wl_buffer_add_listener(buffer_, &kBufferListener, this);
+  if (on_ready_) on_ready_(true);
+}
+
+void HostDmabuf::failed() {
+  zwp_linux_buffer_params_v1_destroy(params_);
+  params_ = nullptr;
+  if (on_ready_) on_ready_(false);
+}
+
+HostDmabuf::~HostDmabuf() {
+  if (params_) zwp_linux_buffer_params_v1_destroy(params_);
+  if (buffer_) wl_buffer_destroy(buffer_);
+  egl_.make_current();
+  if (target_.fbo) glDeleteFramebuffers(1, &target_.fbo);
+  if (rbo_) glDeleteRenderbuffers(1, &rbo_);
+  if (image_ != EGL_NO_IMAGE_KHR) {
+    auto destroy_image =
+        reinterpret_cast<PFNEGLDESTROYIMAGEKHRPROC>(eglGetProcAddress("eglDestroyImageKHR"));
+    if (destroy_image) destroy_image(egl_.display(), image_);
+  }
+  if (bo_) gbm_bo_destroy(bo_);
+}
+
+}  // namespace ferry
