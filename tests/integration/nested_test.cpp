@@ -407,7 +407,9 @@ TEST(NestedStartup, NoHostOrAMuteHostIsAClearErrorNotAHang) {
   ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
   ASSERT_EQ(listen(fd, 4), 0);
   Child hung = Child::spawn({ferryd_path(), "--backend", "wayland", "--socket", "n2"},
-                            {"XDG_RUNTIME_DIR=" + dir.path(), "WAYLAND_DISPLAY=" + mute}, dir.path() + "/mute.log");
+                            {"XDG_RUNTIME_DIR=" + dir.path(), "WAYLAND_DISPLAY=" + mute,
+                             "FERRY_HOST_TIMEOUT_MS=5000"},
+                            dir.path() + "/mute.log");
   st = hung.wait(15s);
   close(fd);
   if (st == -1) hung.kill_with(SIGKILL);

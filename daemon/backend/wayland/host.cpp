@@ -150,6 +150,7 @@ std::unique_ptr<WaylandHost> WaylandHost::connect(Server& server, std::string* e
 std::optional<dev_t> WaylandHost::main_device() const { return globals_->dmabuf_formats.main_device; }
 
 WaylandHost::~WaylandHost() {
+  server_.scanout_formats = nullptr;
   if (source_) wl_event_source_remove(source_);
   input_.reset();
   globals_.reset();
@@ -162,6 +163,17 @@ WaylandHost::~WaylandHost() {
 bool WaylandHost::add_outputs(const std::vector<OutputMode>& modes, bool fullscreen,
                               std::string* error) {
   if (input_) input_->watch_seat();  // the seat exists by now
+  if (globals_->dmabuf)
+    server_.scanout_formats = [this](Surface& s) -> std::optional<FormatSet> {
+      for (HostOutput* o : outputs_)
+        if (o->scanout_candidate() == &s) {
+          FormatSet set;
+          for (const auto& [format, mods] : globals_->dmabuf_formats.modifiers)
+            for (uint64_t m : mods) set.add(format, m);
+          return set;
+        }
+      return std::nullopt;
+    };
   for (const OutputMode& m : modes) {
     std::string name = "WL-" + std::to_string(server_.outputs().size() + 1);
     Output* out = server_.add_output(name, m, [&](Output& o) {
@@ -179,9 +191,15 @@ bool WaylandHost::add_outputs(const std::vector<OutputMode>& modes, bool fullscr
   return true;
 }
 
+int WaylandHost::startup_timeout_ms() {
+  const char* v = std::getenv("FERRY_HOST_TIMEOUT_MS");
+  long ms = v ? std::strtol(v, nullptr, 10) : 0;
+  return ms > 0 && ms <= 3'600'000 ? int(ms) : 30'000;
+}
+
 bool WaylandHost::roundtrip(std::string* error) {
   // wl_display_roundtrip() would wait forever for a host that accepted the connection but
-  // does not answer; start-up gives it kStartupTimeoutMs.
+  // does not answer; start-up gives it startup_timeout_ms().
   bool done = false;
   static const wl_callback_listener kDone = {[](void* data, wl_callback* cb, uint32_t) {
     *static_cast<bool*>(data) = true;
@@ -189,7 +207,8 @@ bool WaylandHost::roundtrip(std::string* error) {
   }};
   wl_callback* cb = wl_display_sync(display_);
   wl_callback_add_listener(cb, &kDone, &done);
-  int64_t deadline = now_ns() + int64_t(kStartupTimeoutMs) * 1'000'000;
+  const int limit_ms = startup_timeout_ms();
+  int64_t deadline = now_ns() + int64_t(limit_ms) * 1'000'000;
   bool timed_out = false;
   while (!done) {
     if (wl_display_dispatch_pending(display_) < 0) break;
@@ -213,7 +232,7 @@ bool WaylandHost::roundtrip(std::string* error) {
   if (done) return true;
   wl_callback_destroy(cb);  // its listener points at 'done'
   *error = timed_out ? "wayland backend: the host compositor at " + name_ + " did not answer within " +
-                           std::to_string(kStartupTimeoutMs / 1000) + " s"
+                           std::to_string(limit_ms / 1000) + " s"
                      : "wayland backend: host " + name_ + ": " + describe_error();
   return false;
 }

@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "linux-dmabuf-unstable-v1-client-protocol.h"
+#include "core/dmabuf_buffer.hpp"
 #include "render/egl_context.hpp"
 #include "util/unique_fd.hpp"
 
@@ -94,15 +95,18 @@ const zwp_linux_dmabuf_v1_listener kDmabufListener = {
     },
 };
 
+// created/failed and release for both kinds of host buffer.
+template <class T>
 const zwp_linux_buffer_params_v1_listener kParamsListener = {
     [](void* data, zwp_linux_buffer_params_v1*, wl_buffer* buffer) {
-      static_cast<HostDmabuf*>(data)->created(buffer);
+      static_cast<T*>(data)->created(buffer);
     },
-    [](void* data, zwp_linux_buffer_params_v1*) { static_cast<HostDmabuf*>(data)->failed(); },
+    [](void* data, zwp_linux_buffer_params_v1*) { static_cast<T*>(data)->failed(); },
 };
 
+template <class T>
 const wl_buffer_listener kBufferListener = {
-    [](void* data, wl_buffer*) { static_cast<HostDmabuf*>(data)->released(); },
+    [](void* data, wl_buffer*) { static_cast<T*>(data)->released(); },
 };
 
 }  // namespace
@@ -168,7 +172,7 @@ std::unique_ptr<HostDmabuf> HostDmabuf::create(EglContext& egl, gbm_device* gbm,
   b->target_.height = h;
 
   b->params_ = zwp_linux_dmabuf_v1_create_params(host);
-  zwp_linux_buffer_params_v1_add_listener(b->params_, &kParamsListener, b.get());
+  zwp_linux_buffer_params_v1_add_listener(b->params_, &kParamsListener<HostDmabuf>, b.get());
   int planes = gbm_bo_get_plane_count(b->bo_);
   for (int i = 0; i < planes; ++i) {
     UniqueFd fd(gbm_bo_get_fd_for_plane(b->bo_, i));
@@ -190,7 +194,7 @@ void HostDmabuf::created(wl_buffer* buffer) {
   zwp_linux_buffer_params_v1_destroy(params_);
   params_ = nullptr;
   buffer_ = buffer;
-  wl_buffer_add_listener(buffer_, &kBufferListener, this);
+  wl_buffer_add_listener(buffer_, &kBufferListener<HostDmabuf>, this);
   if (on_ready_) on_ready_(true);
 }
 
@@ -212,6 +216,55 @@ HostDmabuf::~HostDmabuf() {
     if (destroy_image) destroy_image(egl_.display(), image_);
   }
   if (bo_) gbm_bo_destroy(bo_);
+}
+
+std::unique_ptr<HostPassBuffer> HostPassBuffer::create(DmabufBuffer& b, zwp_linux_dmabuf_v1* host,
+                                                       std::function<void(State)> on_state,
+                                                       std::string* error) {
+  auto p = std::unique_ptr<HostPassBuffer>(new HostPassBuffer());
+  p->on_state_ = std::move(on_state);
+  p->params_ = zwp_linux_dmabuf_v1_create_params(host);
+  zwp_linux_buffer_params_v1_add_listener(p->params_, &kParamsListener<HostPassBuffer>, p.get());
+  uint64_t mod = b.modifier();
+  for (int i = 0; i < b.plane_count(); ++i) {
+    if (b.plane_fd(i) < 0) {
+      *error = "plane " + std::to_string(i) + " has no fd";
+      return nullptr;
+    }
+    zwp_linux_buffer_params_v1_add(p->params_, b.plane_fd(i), uint32_t(i), b.plane_offset(i),
+                                   b.plane_stride(i), uint32_t(mod >> 32), uint32_t(mod & 0xffffffff));
+  }
+  uint32_t flags = b.flags() & (ZWP_LINUX_BUFFER_PARAMS_V1_FLAGS_Y_INVERT |
+                                ZWP_LINUX_BUFFER_PARAMS_V1_FLAGS_INTERLACED |
+                                ZWP_LINUX_BUFFER_PARAMS_V1_FLAGS_BOTTOM_FIRST);
+  zwp_linux_buffer_params_v1_create(p->params_, b.width(), b.height(), b.drm_format(), flags);
+  return p;
+}
+
+void HostPassBuffer::created(wl_buffer* buffer) {
+  zwp_linux_buffer_params_v1_destroy(params_);
+  params_ = nullptr;
+  buffer_ = buffer;
+  wl_buffer_add_listener(buffer_, &kBufferListener<HostPassBuffer>, this);
+  state_ = State::ready;
+  if (on_state_) on_state_(state_);
+}
+
+void HostPassBuffer::failed() {
+  zwp_linux_buffer_params_v1_destroy(params_);
+  params_ = nullptr;
+  state_ = State::failed;
+  if (on_state_) on_state_(state_);
+}
+
+void HostPassBuffer::released() {
+  // The client's buffer may go with this reference: nothing of ours is touched after.
+  BufferRef last = std::move(held);
+}
+
+HostPassBuffer::~HostPassBuffer() {
+  if (params_) zwp_linux_buffer_params_v1_destroy(params_);
+  if (buffer_) wl_buffer_destroy(buffer_);
 }
 
 }  // namespace ferry

@@ -27,6 +27,7 @@
 #include <EGL/eglext.h>
 #include <GLES3/gl3.h>
 
+#include "core/buffer.hpp"
 #include "render/render_target.hpp"
 
 struct gbm_bo;
@@ -38,6 +39,7 @@ struct zwp_linux_dmabuf_v1;
 
 namespace ferry {
 
+class DmabufBuffer;
 class EglContext;
 
 // What the host imports, filled by the listeners below over a roundtrip.
@@ -98,6 +100,39 @@ class HostDmabuf {
   zwp_linux_buffer_params_v1* params_ = nullptr;
   wl_buffer* buffer_ = nullptr;
   std::function<void(bool)> on_ready_;
+};
+
+// A client's dmabuf handed to the host as it is: the nested equivalent of direct scanout
+// (a full-screen surface with nothing above it). The host's wl_buffer is made once per
+// client buffer (create, then "created" or "failed"); while the host holds it, 'held'
+// keeps the client's buffer from being released to the client.
+class HostPassBuffer {
+ public:
+  enum class State { pending, ready, failed };
+  // 'on_state' runs when the host answers. Null with *error when a plane cannot be sent.
+  static std::unique_ptr<HostPassBuffer> create(DmabufBuffer& b, zwp_linux_dmabuf_v1* host,
+                                                std::function<void(State)> on_state,
+                                                std::string* error);
+  ~HostPassBuffer();
+  HostPassBuffer(const HostPassBuffer&) = delete;
+  HostPassBuffer& operator=(const HostPassBuffer&) = delete;
+
+  State state() const { return state_; }
+  wl_buffer* buffer() const { return buffer_; }
+  BufferRef held;
+  bool client_gone = false;  // set by the client buffer's import-cache sentinel
+
+  // Listener entry points.
+  void created(wl_buffer* buffer);
+  void failed();
+  void released();
+
+ private:
+  HostPassBuffer() = default;
+  zwp_linux_buffer_params_v1* params_ = nullptr;
+  wl_buffer* buffer_ = nullptr;
+  State state_ = State::pending;
+  std::function<void(State)> on_state_;
 };
 
 }  // namespace ferry

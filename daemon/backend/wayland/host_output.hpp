@@ -18,6 +18,7 @@
 #include <GLES3/gl3.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -53,6 +54,13 @@ class HostOutput final : public OutputBackend {
   bool show_cursor(const DrawItem* cursor, int32_t, int32_t, uint64_t) override {
     return cursor != nullptr;
   }
+
+  // Pass-through: a full-screen client dmabuf goes to the host as it is (host_dmabuf.hpp).
+  bool try_direct_scanout(Surface& surface, bool covers_output) override;
+  // The surface filling the window: its feedback gets a scanout tranche with what the
+  // host imports, so its client allocates buffers that can pass through.
+  void set_scanout_candidate(Surface* surface) override;
+  Surface* scanout_candidate() const { return candidate_; }
 
   Output& output() const { return output_; }
   wl_surface* surface() const { return surface_; }
@@ -98,7 +106,14 @@ class HostOutput final : public OutputBackend {
   HostDmabuf* next_dmabuf_ = nullptr;   // chosen by acquire_target
   HostDmabuf* front_dmabuf_ = nullptr;  // the one given to the host last
   uint64_t frame_number_ = 0;
-  uint64_t dmabuf_frames_ = 0, shm_frames_ = 0;
+  uint64_t dmabuf_frames_ = 0, shm_frames_ = 0, passed_frames_ = 0;
+
+  // Pass-through: the host's wl_buffer of each client buffer tried, by that buffer (an
+  // entry whose client buffer died is dropped before the next lookup).
+  std::map<const DmabufBuffer*, std::unique_ptr<HostPassBuffer>> passes_;
+  bool passing_ = false;  // the frame shown last was passed through
+  Surface* candidate_ = nullptr;
+  void forget_contents();  // our buffers no longer hold what the host shows
 
   // The frame in flight.
   bool in_flight_ = false;

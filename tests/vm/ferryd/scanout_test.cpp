@@ -76,7 +76,8 @@ const wp_presentation_feedback_listener kFeedback = {
 
 struct ShowResult {
   Image writeback;
-  std::string log;
+  std::string log;       // of the ferryd the client talks to
+  std::string host_log;  // nested: of the ferryd on vkms that shows the nested one
 };
 
 // Shows a vgem dumb buffer of w x h (filled with pattern()) through linux-dmabuf, full
@@ -86,13 +87,22 @@ enum class Placement { fullscreen, window, covered_window };
 // A solid shm window on top, to keep the dmabuf window below it off the overlay plane.
 constexpr uint32_t kCoverColour = 0xff20c040u;
 
+// 'nested': the client talks to a ferryd nested (--backend wayland --fullscreen) in the
+// ferryd on vkms, which takes the writeback capture.
 void show_dmabuf(const std::string& dir, uint32_t w, uint32_t h, Placement placement,
-                 ShowResult* run) {
+                 ShowResult* run, bool nested = false) {
   const bool fullscreen = placement == Placement::fullscreen;
   setenv("LIBSEAT_BACKEND", "builtin", 0);
   std::string wb_path = dir + (fullscreen ? "/full.png" : "/window.png");
-  Ferryd f;
-  ASSERT_TRUE(f.start({"--backend", "kms", "--stats", "--writeback-screenshot", wb_path}));
+  Ferryd host, f;
+  if (nested) {
+    ASSERT_TRUE(host.start({"--backend", "kms", "--stats", "--writeback-screenshot", wb_path}));
+    f.headless_by_default = false;
+    ASSERT_TRUE(f.start({"--backend", "wayland", "--fullscreen", "--output", "1024x768", "--stats"},
+                        {"WAYLAND_DISPLAY=" + host.socket_path()}));
+  } else {
+    ASSERT_TRUE(f.start({"--backend", "kms", "--stats", "--writeback-screenshot", wb_path}));
+  }
   std::string err;
   auto c = WlClient::connect(f.socket_path(), &err);
   ASSERT_TRUE(c) << err;
@@ -166,7 +176,20 @@ void show_dmabuf(const std::string& dir, uint32_t w, uint32_t h, Placement place
   // A surface filling the output is told which formats the primary plane scans out.
   EXPECT_EQ(watch.scanout_tranches_in_last, fullscreen ? 1 : 0) << "feedback batches: " << watch.batches;
   zwp_linux_dmabuf_feedback_v1_destroy(feedback);
-  ASSERT_EQ(f.stop(), 0) << f.log();
+  if (nested && fullscreen) {
+    // The first frame is composed while the host makes its wl_buffer of the client's; the
+    // next goes through as it is, and the host scans it out.
+    EXPECT_TRUE(wait_until(
+        [&] { return host.log().find("direct scanout of wl_surface") != std::string::npos; }, 60s))
+        << f.log() << host.log();
+  }
+  if (nested) {
+    ASSERT_EQ(host.stop(), 0) << host.log();  // captures while the nested window is up
+    f.stop();                                 // it has lost its host: status 1
+    run->host_log = host.log();
+  } else {
+    ASSERT_EQ(f.stop(), 0) << f.log();
+  }
   run->log = f.log();
   ASSERT_TRUE(read_png(wb_path, &run->writeback, &err)) << err << "\n" << run->log;
 }
@@ -177,6 +200,19 @@ uint64_t stat_value(const std::string& log, const std::string& key) {
   return std::strtoull(log.c_str() + at + key.size() + 1, nullptr, 10);
 }
 
+// Pixels of a 1024x768 writeback that differ from pattern() (all of them if the size is off).
+size_t full_screen_mismatches(const Image& wb) {
+  if (wb.width != 1024 || wb.height != 768) return 1024 * 768;
+  size_t wrong = 0;
+  for (uint32_t y = 0; y < 768; ++y)
+    for (uint32_t x = 0; x < 1024; ++x) {
+      const uint8_t* px = wb.pixel(int32_t(x), int32_t(y));
+      uint32_t v = pattern(x, y);
+      wrong += px[0] != ((v >> 16) & 0xff) || px[1] != ((v >> 8) & 0xff) || px[2] != (v & 0xff);
+    }
+  return wrong;
+}
+
 TEST(KmsScanout, FullscreenDmabufIsScannedOutWithoutComposition) {
   itest::TempDir tmp;
   ShowResult run;
@@ -185,16 +221,25 @@ TEST(KmsScanout, FullscreenDmabufIsScannedOutWithoutComposition) {
   EXPECT_NE(run.log.find("direct scanout of wl_surface"), std::string::npos) << run.log;
   EXPECT_GE(stat_value(run.log, "direct scanout"), 1u) << run.log;
   // Exactly the client's pixels on the whole screen.
-  ASSERT_EQ(run.writeback.width, 1024);
-  ASSERT_EQ(run.writeback.height, 768);
-  size_t wrong = 0;
-  for (uint32_t y = 0; y < 768; ++y)
-    for (uint32_t x = 0; x < 1024; ++x) {
-      const uint8_t* px = run.writeback.pixel(int32_t(x), int32_t(y));
-      uint32_t v = pattern(x, y);
-      wrong += px[0] != ((v >> 16) & 0xff) || px[1] != ((v >> 8) & 0xff) || px[2] != (v & 0xff);
-    }
-  EXPECT_EQ(wrong, 0u) << "writeback differs from the client's buffer";
+  EXPECT_EQ(full_screen_mismatches(run.writeback), 0u) << "writeback differs from the client's buffer";
+}
+
+// Nested, the same full-screen dmabuf goes through the nested ferryd to its host untouched
+// (pass-through), and the host, ferryd on vkms, scans it out: no composition anywhere.
+TEST(KmsScanout, NestedFullscreenDmabufPassesThroughAndTheHostScansItOut) {
+  itest::TempDir tmp;
+  ShowResult run;
+  show_dmabuf(tmp.path(), 1024, 768, Placement::fullscreen, &run, /*nested=*/true);
+  if (HasFatalFailure()) return;
+  EXPECT_NE(run.log.find("goes to the host as it is, without composition"), std::string::npos)
+      << run.log;
+  size_t at = run.log.find(" passed through");
+  ASSERT_NE(at, std::string::npos) << run.log;
+  size_t num = run.log.rfind(' ', at - 1);
+  EXPECT_GE(std::strtoull(run.log.c_str() + num + 1, nullptr, 10), 1u) << run.log;
+  EXPECT_GE(stat_value(run.log, "direct scanout"), 1u) << run.log;
+  EXPECT_NE(run.host_log.find("direct scanout of wl_surface"), std::string::npos) << run.host_log;
+  EXPECT_EQ(full_screen_mismatches(run.writeback), 0u) << "writeback differs from the client's buffer";
 }
 
 // Where the dmabuf window's first pixel is, and how many of its pixels differ from the
