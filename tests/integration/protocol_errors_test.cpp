@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <functional>
@@ -474,6 +475,17 @@ INSTANTIATE_TEST_SUITE_P(
                     xdg_surface* parent = xdg_wm_base_get_xdg_surface(c.wm_base, surface(c));
                     xdg_surface* xs = xdg_wm_base_get_xdg_surface(c.wm_base, surface(c));
                     xdg_surface_get_popup(xs, parent, positioner(c));
+                  }},
+        ErrorCase{"PopupWithoutAParentCommitted", "xdg_wm_base",
+                  XDG_WM_BASE_ERROR_INVALID_POPUP_PARENT,
+                  [](WlClient& c) {
+                    // get_popup: "If null is passed as a parent, a parent surface must be
+                    // specified using some other protocol, before committing the initial
+                    // state." ferryd offers no such protocol (yet: layer-shell).
+                    wl_surface* s = surface(c);
+                    xdg_surface* xs = xdg_wm_base_get_xdg_surface(c.wm_base, s);
+                    xdg_surface_get_popup(xs, nullptr, positioner(c));
+                    wl_surface_commit(s);
                   }},
         ErrorCase{"PositionerSizeZero", "xdg_positioner", XDG_POSITIONER_ERROR_INVALID_INPUT,
                   [](WlClient& c) {
@@ -967,6 +979,48 @@ TEST_F(HostileSequence, PartialMessageThenHangUp) {
     std::this_thread::sleep_for(100ms);
     expect_others_served();  // while the partial message is pending
   }
+  expect_others_served();
+}
+
+// A header that promises more bytes than libwayland-server's input buffer (4096) holds.
+TEST_F(HostileSequence, MessageLargerThanTheInputBuffer) {
+  RawWire w(ferryd_->socket_path());
+  ASSERT_TRUE(w.ok());
+  std::vector<uint32_t> msg(2048, 0);
+  msg[0] = 1;
+  msg[1] = (65532u << 16) | 0u;  // wl_display.sync, 65532 bytes
+  ASSERT_TRUE(w.write_bytes(msg.data(), msg.size() * 4));
+  std::vector<uint32_t> more(1024, 0);
+  w.write_bytes(more.data(), more.size() * 4);
+  RawWire::End end = w.wait_for_end(30000);
+  std::printf("oversized message: %s%s \"%s\"\n", end.closed ? "closed" : "open",
+              end.error ? ", error" : "", end.message.c_str());
+  EXPECT_TRUE(end.closed || end.error);
+  expect_others_served();
+}
+
+// fds sent with requests that take none: libwayland-server keeps them until an
+// fd-carrying request takes them or the client goes; ferryd's fd count must come back.
+TEST_F(HostileSequence, FdsWithRequestsThatTakeNone) {
+  const int base = ferryd_->fd_count();
+  int sent = 0, most = base;
+  bool closed = false;  // printed: libwayland-server's choice, not the spec's
+  {
+    RawWire w(ferryd_->socket_path());
+    ASSERT_TRUE(w.ok());
+    int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    for (; sent < 3000; ++sent) {
+      if (!w.request(1, 0, {w.new_id()}, null_fd)) break;
+      if (sent % 64 == 0) most = std::max(most, ferryd_->fd_count());
+    }
+    close(null_fd);
+    RawWire::End end = w.wait_for_end(5000);
+    closed = end.closed;
+    std::printf("fds with syncs: %d sent; ferryd's fds %d before, at most %d seen meanwhile; "
+                "the connection %s\n", sent, base, most, closed ? "was closed" : "stayed open");
+  }
+  EXPECT_TRUE(wait_until([&] { return ferryd_->fd_count() <= base; }, 10s))
+      << "ferryd has " << ferryd_->fd_count() << " fds, " << base << " before";
   expect_others_served();
 }
 
