@@ -965,6 +965,48 @@ TEST_F(HostileSequence, PositionerDestroyedAfterGetPopupLeavesThePopupMapped) {
   expect_others_served();
 }
 
+// wl_surface: "When a client wants to destroy a wl_surface, they must destroy this 'role
+// object' before the wl_surface." wayland.xml 1.21 names no error for the wrong order
+// (later versions add wl_surface.defunct_role_object); ferryd makes the role objects
+// inert: requests on them are ignored, destroying them works.
+TEST_F(HostileSequence, SurfaceDestroyedBeforeItsRoleObjects) {
+  auto c = connect();
+  ASSERT_TRUE(c);
+  Toplevel top = mapped_toplevel(*c);
+  Popup* p = make_popup(*c, top.xdg, true);
+  ASSERT_GE(c->roundtrip(), 0);
+  wl_surface_destroy(p->surface);
+  wl_surface_destroy(top.surface);
+  xdg_toplevel_set_title(top.toplevel, "inert");
+  xdg_toplevel_set_min_size(top.toplevel, 10, 10);
+  xdg_surface_set_window_geometry(top.xdg, 0, 0, 10, 10);
+  xdg_popup_reposition(p->popup, positioner(*c), 7);
+  ASSERT_GE(c->roundtrip(), 0) << "a request on an inert role object was refused";
+  xdg_popup_destroy(p->popup);
+  xdg_surface_destroy(p->xdg);
+  xdg_toplevel_destroy(top.toplevel);
+  xdg_surface_destroy(top.xdg);
+  EXPECT_GE(c->roundtrip(), 0);
+  expect_others_served();
+}
+
+// A wl_buffer destroyed after attach and before commit. wl_surface.attach: "Destroying the
+// wl_buffer before wl_buffer.release is allowed as long as the underlying buffer storage
+// isn't re-used"; no error, the commit goes through.
+TEST_F(HostileSequence, BufferDestroyedBetweenAttachAndCommit) {
+  auto c = connect();
+  ASSERT_TRUE(c);
+  Toplevel top = mapped_toplevel(*c);
+  ShmBuffer* b = c->create_buffer(32, 32, WL_SHM_FORMAT_XRGB8888, 0xffff00ffu);
+  wl_surface_attach(top.surface, b->buffer, 0, 0);
+  wl_buffer_destroy(b->buffer);
+  b->buffer = nullptr;
+  wl_surface_damage_buffer(top.surface, 0, 0, 32, 32);
+  wl_surface_commit(top.surface);
+  EXPECT_GE(c->roundtrip(), 0);
+  expect_others_served();
+}
+
 // A message cut off in the middle (its header promises more than ever comes), then the
 // client hangs up: ferryd waits for the rest without blocking anyone, then drops the client.
 TEST_F(HostileSequence, PartialMessageThenHangUp) {
