@@ -1066,6 +1066,62 @@ TEST_F(HostileSequence, FdsWithRequestsThatTakeNone) {
   expect_others_served();
 }
 
+// A legal flood: a client sends 'batch' (requests and a roundtrip; false when it failed)
+// again and again until the well-behaved client has 3 more frames (or 30 s). Returns the
+// number of batches; fails the test if a batch failed or the frames did not come.
+int flood_until_others_get_frames(const std::function<bool()>& batch, FrameCounter& good) {
+  const int before = good.total();
+  auto end = Clock::now() + 30s;
+  int batches = 0;
+  while (good.total() - before < 3 && Clock::now() < end) {
+    if (!batch()) {
+      ADD_FAILURE() << "the flooding client was refused after " << batches << " batches";
+      return batches;
+    }
+    ++batches;
+  }
+  EXPECT_GE(good.total() - before, 3) << "the well-behaved client starved during the flood";
+  return batches;
+}
+
+// Message rate: a client that sends wl_display.sync as fast as it can, reading the replies,
+// is served (it breaks no rule), and the others still get their frames meanwhile.
+TEST_F(HostileSequence, SyncFloodWhileReadingLeavesOthersTheirFrames) {
+  RawWire w(ferryd_->socket_path());
+  ASSERT_TRUE(w.ok());
+  int batches = flood_until_others_get_frames(
+      [&] {
+        for (int i = 0; i < 500; ++i)
+          if (!w.request(1, 0, {w.new_id()})) return false;
+        return w.roundtrip(30000);
+      },
+      *good_);
+  std::printf("sync flood while reading: %d requests until the other client had 3 frames\n",
+              batches * 501);
+  expect_others_served();
+}
+
+// Commit rate: a client committing new damage as fast as ferryd answers, each commit asking
+// for a repaint; the others' frames keep coming.
+TEST_F(HostileSequence, CommitFloodLeavesOthersTheirFrames) {
+  auto c = connect();
+  ASSERT_TRUE(c);
+  Toplevel top = mapped_toplevel(*c);
+  ShmBuffer* b = c->create_buffer(64, 48, WL_SHM_FORMAT_XRGB8888, 0xff808080u);
+  int batches = flood_until_others_get_frames(
+      [&] {
+        for (int i = 0; i < 100; ++i) {
+          wl_surface_attach(top.surface, b->buffer, 0, 0);
+          wl_surface_damage_buffer(top.surface, i % 64, 0, 1, 48);
+          wl_surface_commit(top.surface);
+        }
+        return c->roundtrip() >= 0;
+      },
+      *good_);
+  std::printf("commit flood: %d commits until the other client had 3 frames\n", batches * 100);
+  expect_others_served();
+}
+
 // Flood: a client that sends requests without reading the replies. Its unread events fill
 // its connection's buffers and it is disconnected; nobody else notices.
 TEST_F(HostileSequence, SyncFloodWithoutReadingDisconnectsOnlyThatClient) {

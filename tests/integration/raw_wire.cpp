@@ -114,7 +114,10 @@ bool RawWire::roundtrip(int timeout_ms) {
   auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   while (std::chrono::steady_clock::now() < end) {
     for (uint32_t d : done_callbacks_)
-      if (d == cb) return true;
+      if (d == cb) {
+        done_callbacks_.clear();  // the ones before were answered too (in order)
+        return true;
+      }
     if (end_.error || !read_some(10)) return false;
   }
   return false;
