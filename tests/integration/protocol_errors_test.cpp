@@ -990,6 +990,32 @@ TEST_F(HostileSequence, SurfaceDestroyedBeforeItsRoleObjects) {
   expect_others_served();
 }
 
+// The same order one step earlier: the role object is made after the wl_surface is gone.
+// ferryd must still create the objects the new ids name (inert), or the client's next
+// request on one reads as a request to an unknown object.
+TEST_F(HostileSequence, RoleObjectsMadeAfterTheSurfaceIsGone) {
+  auto c = connect();
+  ASSERT_TRUE(c);
+  Toplevel parent = mapped_toplevel(*c);
+  wl_surface* s1 = surface(*c);
+  xdg_surface* x1 = xdg_wm_base_get_xdg_surface(c->wm_base, s1);
+  wl_surface* s2 = surface(*c);
+  xdg_surface* x2 = xdg_wm_base_get_xdg_surface(c->wm_base, s2);
+  wl_surface_destroy(s1);
+  wl_surface_destroy(s2);
+  xdg_toplevel* t = xdg_surface_get_toplevel(x1);
+  xdg_popup* p = xdg_surface_get_popup(x2, parent.xdg, positioner(*c));
+  xdg_toplevel_set_title(t, "inert");
+  xdg_popup_reposition(p, positioner(*c), 1);
+  ASSERT_GE(c->roundtrip(), 0) << "a request on a role object of a gone wl_surface was refused";
+  xdg_toplevel_destroy(t);
+  xdg_popup_destroy(p);
+  xdg_surface_destroy(x1);
+  xdg_surface_destroy(x2);
+  EXPECT_GE(c->roundtrip(), 0);
+  expect_others_served();
+}
+
 // A wl_buffer destroyed after attach and before commit. wl_surface.attach: "Destroying the
 // wl_buffer before wl_buffer.release is allowed as long as the underlying buffer storage
 // isn't re-used"; no error, the commit goes through.
