@@ -57,7 +57,8 @@ void manager_inhibit(wl_client* client, wl_resource* manager, uint32_t id,
                      wl_resource* surface_resource, wl_resource* seat_resource) {
   Surface* surface = Surface::from_resource(surface_resource);
   if (!surface) {
-    wl_resource_post_error(manager, WL_DISPLAY_ERROR_INVALID_OBJECT, "not a wl_surface");
+    wl_resource_post_error(wl_client_get_object(client, 1), WL_DISPLAY_ERROR_INVALID_OBJECT,
+                           "not a wl_surface");
     return;
   }
   Seat* seat = seat_from_resource(seat_resource);  // null: inert wl_seat, inert inhibitor

@@ -311,7 +311,8 @@ void dmabuf_get_surface_feedback(wl_client* client, wl_resource* r, uint32_t id,
                                  wl_resource* surface_res) {
   Surface* s = Surface::from_resource(surface_res);
   if (!s) {
-    wl_resource_post_error(r, WL_DISPLAY_ERROR_INVALID_OBJECT, "not a wl_surface");
+    wl_resource_post_error(wl_client_get_object(client, 1), WL_DISPLAY_ERROR_INVALID_OBJECT,
+                           "not a wl_surface");
     return;
   }
   factory_from(r)->create_feedback(client, r, id, s);

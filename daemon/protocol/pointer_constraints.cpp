@@ -145,13 +145,16 @@ void create_constraint(wl_client* client, wl_resource* manager, uint32_t id,
   Surface* surface = Surface::from_resource(surface_resource);
   Seat* seat = nullptr;
   if (!surface || !pointer_seat_from_resource(pointer, &seat)) {
-    wl_resource_post_error(manager, WL_DISPLAY_ERROR_INVALID_OBJECT, "not a wl_surface/wl_pointer");
+    // wl_display's codes belong on wl_display (object 1): on the manager, code 0 or 1 would
+    // read as one of zwp_pointer_constraints_v1's own errors.
+    wl_resource_post_error(wl_client_get_object(client, 1), WL_DISPLAY_ERROR_INVALID_OBJECT,
+                           "not a wl_surface/wl_pointer");
     return;
   }
   if (lifetime != ZWP_POINTER_CONSTRAINTS_V1_LIFETIME_ONESHOT &&
       lifetime != ZWP_POINTER_CONSTRAINTS_V1_LIFETIME_PERSISTENT) {
-    wl_resource_post_error(manager, WL_DISPLAY_ERROR_INVALID_METHOD, "lifetime %u is not a lifetime",
-                           lifetime);
+    wl_resource_post_error(wl_client_get_object(client, 1), WL_DISPLAY_ERROR_INVALID_METHOD,
+                           "lifetime %u is not a zwp_pointer_constraints_v1.lifetime", lifetime);
     return;
   }
   if (seat && seat->constraint_of(*surface)) {

@@ -29,7 +29,8 @@ void manager_get_relative_pointer(wl_client* client, wl_resource* manager, uint3
                                   wl_resource* pointer) {
   Seat* seat = nullptr;
   if (!pointer_seat_from_resource(pointer, &seat)) {
-    wl_resource_post_error(manager, WL_DISPLAY_ERROR_INVALID_OBJECT, "not a wl_pointer");
+    wl_resource_post_error(wl_client_get_object(client, 1), WL_DISPLAY_ERROR_INVALID_OBJECT,
+                           "not a wl_pointer");
     return;
   }
   wl_resource* r = wl_resource_create(client, &zwp_relative_pointer_v1_interface,

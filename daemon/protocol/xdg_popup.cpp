@@ -1,9 +1,12 @@
 // xdg_popup: placement by the positioner against the output around the parent window,
-// grabs (accepted), reposition (v3), nesting order and dismissal.
+// grabs (denied unless the serial is of the client's latest user action), reposition (v3),
+// nesting order and dismissal.
 #include <algorithm>
 
 #include "core/output.hpp"
+#include "core/seat.hpp"
 #include "core/server.hpp"
+#include "protocol/wl_seat.hpp"
 #include "protocol/xdg_shell.hpp"
 #include "xdg-shell-protocol.h"
 
@@ -42,7 +45,15 @@ void popup_destroy(wl_client*, wl_resource* r) {
   wl_resource_destroy(r);
 }
 
-void popup_grab(wl_client*, wl_resource* r, wl_resource*, uint32_t) { pp(r)->grab(); }
+void popup_grab(wl_client* client, wl_resource* r, wl_resource* seat_resource, uint32_t serial) {
+  XdgPopup* p = pp(r);
+  if (!p->grab()) return;
+  // "This request must be used in response to some sort of user action ... If the
+  // compositor denies the grab, the popup will be immediately dismissed." A serial other
+  // than that of the client's latest user action on this seat is denied.
+  Seat* seat = seat_from_resource(seat_resource);
+  if (!seat || !seat->is_latest_user_action(client, serial)) p->dismiss();
+}
 
 void popup_reposition(wl_client*, wl_resource* r, wl_resource* positioner_resource,
                       uint32_t token) {

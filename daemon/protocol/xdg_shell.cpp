@@ -7,6 +7,7 @@
 #include "core/output.hpp"
 #include "core/server.hpp"
 #include "protocol/globals.hpp"
+#include "protocol/inert_resource.hpp"
 #include "util/log.hpp"
 #include "xdg-shell-protocol.h"
 
@@ -128,7 +129,10 @@ void xdg_surface_get_toplevel(wl_client* client, wl_resource* r, uint32_t id) {
     return;
   }
   Surface* surface = s->surface();
-  if (!surface) return;  // wl_surface gone: the xdg_surface is inert
+  if (!surface) {  // wl_surface gone: the xdg_surface is inert, and so is its toplevel
+    create_inert_resource(client, &xdg_toplevel_interface, wl_resource_get_version(r), id);
+    return;
+  }
   wl_resource* err = s->wm_base() ? s->wm_base()->resource() : r;
   if (!surface->set_role("xdg_toplevel", err, XDG_WM_BASE_ERROR_ROLE)) return;
   wl_resource* res = wl_resource_create(client, &xdg_toplevel_interface,
@@ -149,7 +153,10 @@ void xdg_surface_get_popup(wl_client* client, wl_resource* r, uint32_t id,
     return;
   }
   Surface* surface = s->surface();
-  if (!surface) return;
+  if (!surface) {
+    create_inert_resource(client, &xdg_popup_interface, wl_resource_get_version(r), id);
+    return;
+  }
   wl_resource* err = s->wm_base() ? s->wm_base()->resource() : r;
   XdgPositioner* positioner = XdgPositioner::from_resource(positioner_resource);
   if (!positioner || !positioner->rules.complete()) {

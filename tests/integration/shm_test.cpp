@@ -71,19 +71,6 @@ class ShmTest : public ::testing::Test {
     return c;
   }
 
-  // Roundtrips until the connection dies; checks the error ferryd sent.
-  static void expect_error(WlClient& c, const char* interface, uint32_t code) {
-    int rc = 0;
-    for (int i = 0; i < 5 && rc >= 0; ++i) rc = c.roundtrip();
-    ASSERT_LT(rc, 0) << "the client was not disconnected";
-    std::string iface;
-    uint32_t got = 0;
-    ASSERT_TRUE(c.protocol_error(&iface, &got))
-        << "no protocol error; wl_display_get_error = " << wl_display_get_error(c.display());
-    EXPECT_EQ(iface, interface);
-    EXPECT_EQ(got, code);
-  }
-
   Ferryd f_;
 };
 
@@ -137,7 +124,7 @@ TEST_F(ShmTest, StrideBelowTheRowIsInvalidStride) {
     auto c = connect();
     auto p = make_pool(*c, 4096, 4096);
     wl_shm_pool_create_buffer(p->pool, 0, 16, 16, stride, format);
-    expect_error(*c, "wl_shm", WL_SHM_ERROR_INVALID_STRIDE);
+    expect_protocol_error(*c, "wl_shm", WL_SHM_ERROR_INVALID_STRIDE);
   }
 }
 
@@ -166,7 +153,7 @@ TEST_F(ShmTest, BufferPastThePoolEndIsInvalidStride) {
     auto p = make_pool(*c, 1024, 1024);
     wl_shm_pool_create_buffer(p->pool, k.offset, k.width, k.height, k.stride,
                               WL_SHM_FORMAT_XRGB8888);
-    expect_error(*c, "wl_shm", WL_SHM_ERROR_INVALID_STRIDE);
+    expect_protocol_error(*c, "wl_shm", WL_SHM_ERROR_INVALID_STRIDE);
   }
 }
 
@@ -175,7 +162,7 @@ TEST_F(ShmTest, PoolOfZeroOrNegativeSizeIsInvalidStride) {
     SCOPED_TRACE("size " + std::to_string(size));
     auto c = connect();
     auto p = make_pool(*c, 4096, size);
-    expect_error(*c, "wl_shm", WL_SHM_ERROR_INVALID_STRIDE);
+    expect_protocol_error(*c, "wl_shm", WL_SHM_ERROR_INVALID_STRIDE);
   }
   {  // An fd that cannot be mapped: invalid_fd.
     auto c = connect();
@@ -184,7 +171,7 @@ TEST_F(ShmTest, PoolOfZeroOrNegativeSizeIsInvalidStride) {
     wl_shm_create_pool(c->shm, fds[0], 4096);
     close(fds[0]);
     close(fds[1]);
-    expect_error(*c, "wl_shm", WL_SHM_ERROR_INVALID_FD);
+    expect_protocol_error(*c, "wl_shm", WL_SHM_ERROR_INVALID_FD);
   }
 }
 
@@ -200,7 +187,7 @@ TEST_F(ShmTest, UnadvertisedFormatIsInvalidFormat) {
     auto c = connect();
     auto p = make_pool(*c, 4096, 4096);
     wl_shm_pool_create_buffer(p->pool, 0, 16, 16, 64, format);
-    expect_error(*c, "wl_shm", WL_SHM_ERROR_INVALID_FORMAT);
+    expect_protocol_error(*c, "wl_shm", WL_SHM_ERROR_INVALID_FORMAT);
   }
 }
 
@@ -214,7 +201,7 @@ TEST_F(ShmTest, ResizeSmallerIsInvalidStride) {
   auto c = connect();
   auto p = make_pool(*c, 4096, 4096);
   wl_shm_pool_resize(p->pool, 4095);
-  expect_error(*c, "wl_shm", WL_SHM_ERROR_INVALID_STRIDE);
+  expect_protocol_error(*c, "wl_shm", WL_SHM_ERROR_INVALID_STRIDE);
 }
 
 TEST_F(ShmTest, TruncatedFileDisconnectsOnlyItsClient) {
@@ -230,7 +217,7 @@ TEST_F(ShmTest, TruncatedFileDisconnectsOnlyItsClient) {
   wl_surface_attach(t.surface, b, 0, 0);
   wl_surface_damage_buffer(t.surface, 0, 0, 64, 64);
   wl_surface_commit(t.surface);
-  expect_error(*bad, "wl_shm", WL_SHM_ERROR_INVALID_FD);
+  expect_protocol_error(*bad, "wl_shm", WL_SHM_ERROR_INVALID_FD);
   EXPECT_NE(f_.log().find("needs 16384"), std::string::npos) << f_.log();
 
   ASSERT_TRUE(f_.running());

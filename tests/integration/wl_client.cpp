@@ -1,5 +1,7 @@
 #include "wl_client.hpp"
 
+#include <gtest/gtest.h>
+
 #include <poll.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -160,6 +162,18 @@ bool WlClient::protocol_error(std::string* interface, uint32_t* code) const {
   *code = wl_display_get_protocol_error(display_, &iface, nullptr);
   *interface = iface ? iface->name : "";
   return true;
+}
+
+void expect_protocol_error(WlClient& c, const std::string& interface, uint32_t code) {
+  int rc = 0;
+  for (int i = 0; i < 5 && rc >= 0; ++i) rc = c.roundtrip();
+  ASSERT_LT(rc, 0) << "the client was not disconnected";
+  std::string iface;
+  uint32_t got = 0;
+  ASSERT_TRUE(c.protocol_error(&iface, &got))
+      << "no protocol error; wl_display_get_error = " << wl_display_get_error(c.display());
+  EXPECT_EQ(iface, interface);
+  EXPECT_EQ(got, code);
 }
 
 ShmBuffer* WlClient::create_buffer(int32_t w, int32_t h, uint32_t format, uint32_t pixel) {

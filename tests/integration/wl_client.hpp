@@ -90,4 +90,9 @@ class WlClient {
   std::vector<std::unique_ptr<ShmBuffer>> buffers_;
 };
 
+// For gtest: roundtrips until the connection fails (at most 5 times) and expects the
+// protocol error it ended with to be 'interface' (empty: one libwayland-client cannot
+// name, its proxy being gone) and 'code'.
+void expect_protocol_error(WlClient& c, const std::string& interface, uint32_t code);
+
 }  // namespace ferry::itest
