@@ -16,8 +16,8 @@
 
 #include "harness.hpp"
 #include "util/region.hpp"
+#include "layer_client.hpp"
 #include "wl_client.hpp"
-#include "wlr-layer-shell-unstable-v1-client-protocol.h"
 
 namespace ferry::itest {
 namespace {
@@ -28,25 +28,8 @@ constexpr uint32_t kRed = 0xffd01010u, kGreen = 0xff10c020u, kBlue = 0xff2030e0u
 constexpr Rgb kRedRgb{0xd0, 0x10, 0x10}, kGreenRgb{0x10, 0xc0, 0x20}, kBlueRgb{0x20, 0x30, 0xe0},
               kYellowRgb{0xe0, 0xd0, 0x20};
 
-// A layer surface and what its configure events said.
-struct Layer {
-  wl_surface* surface = nullptr;
-  zwlr_layer_surface_v1* layer = nullptr;
-  uint32_t serial = 0, width = 0, height = 0;
-  int configures = 0;
-  bool closed = false;
-};
-
-const zwlr_layer_surface_v1_listener kLayerListener = {
-    [](void* d, zwlr_layer_surface_v1*, uint32_t serial, uint32_t w, uint32_t h) {
-      auto* l = static_cast<Layer*>(d);
-      l->serial = serial;
-      l->width = w;
-      l->height = h;
-      ++l->configures;
-    },
-    [](void* d, zwlr_layer_surface_v1*) { static_cast<Layer*>(d)->closed = true; },
-};
+using layer_test::Layer;
+using layer_test::kLayerListener;
 
 // An xdg toplevel with the size and states of its last configure.
 struct Window {
@@ -424,6 +407,64 @@ TEST_F(LayerShellTest, ExclusiveKeyboardInteractivityTakesAndGivesBackTheFocus) 
   c_->roundtrip();
   EXPECT_EQ(log.focus, w2->surface);
   wl_keyboard_destroy(kb);
+}
+
+// get_popup: an xdg_popup made without a parent is placed against the layer surface, above
+// it, and goes with it.
+TEST_F(LayerShellTest, PopupIsPlacedAgainstItsLayerSurface) {
+  Layer* panel = make_layer(ZWLR_LAYER_SHELL_V1_LAYER_TOP, [](zwlr_layer_surface_v1* l) {
+    zwlr_layer_surface_v1_set_size(l, 100, 50);
+    zwlr_layer_surface_v1_set_anchor(
+        l, ZWLR_LAYER_SURFACE_V1_ANCHOR_TOP | ZWLR_LAYER_SURFACE_V1_ANCHOR_LEFT);
+    zwlr_layer_surface_v1_set_margin(l, 10, 0, 0, 20);
+  });
+  ASSERT_TRUE(map_layer(panel, kGreen));
+
+  xdg_positioner* pos = xdg_wm_base_create_positioner(c_->wm_base);
+  xdg_positioner_set_size(pos, 30, 20);
+  xdg_positioner_set_anchor_rect(pos, 90, 40, 1, 1);
+  xdg_positioner_set_anchor(pos, XDG_POSITIONER_ANCHOR_TOP_LEFT);
+  xdg_positioner_set_gravity(pos, XDG_POSITIONER_GRAVITY_BOTTOM_RIGHT);
+  Window popup;
+  popup.surface = wl_compositor_create_surface(c_->compositor);
+  popup.xdg = xdg_wm_base_get_xdg_surface(c_->wm_base, popup.surface);
+  xdg_surface_add_listener(popup.xdg, &kXdgListener, &popup);
+  struct Placed {
+    int32_t x = -1, y = -1, w = 0, h = 0;
+    bool done = false;
+  } placed;
+  static const xdg_popup_listener kPopupListener = {
+      [](void* d, xdg_popup*, int32_t x, int32_t y, int32_t w, int32_t h) {
+        *static_cast<Placed*>(d) = {x, y, w, h, false};
+      },
+      [](void* d, xdg_popup*) { static_cast<Placed*>(d)->done = true; },
+      [](void*, xdg_popup*, uint32_t) {},
+  };
+  xdg_popup* xp = xdg_surface_get_popup(popup.xdg, nullptr, pos);
+  xdg_popup_add_listener(xp, &kPopupListener, &placed);
+  zwlr_layer_surface_v1_get_popup(panel->layer, xp);
+  wl_surface_commit(popup.surface);
+  // The popup sticks out of the panel's right and bottom edges (at 90,40 in it).
+  ASSERT_TRUE(configure_and_show(&popup, 0, kRed, 30, 20));
+  EXPECT_EQ(placed.x, 90);
+  EXPECT_EQ(placed.y, 40);
+  EXPECT_EQ(placed.w, 30);
+  EXPECT_EQ(placed.h, 20);
+  Image img = capture();
+  expect_box(img, kRedRgb, Rect{20 + 90, 10 + 40, 30, 20});
+  int n = 0;
+  box_of(img, kGreenRgb, &n);
+  EXPECT_EQ(n, 100 * 50 - 10 * 10) << "the popup is not above its panel";
+
+  // The panel unmaps: its popup is done and gone.
+  wl_surface_attach(panel->surface, nullptr, 0, 0);
+  wl_surface_commit(panel->surface);
+  ASSERT_TRUE(wait_until([&] { return c_->roundtrip() >= 0 && placed.done; }, std::chrono::seconds(5)));
+  img = capture();
+  box_of(img, kRedRgb, &n);
+  EXPECT_EQ(n, 0);
+  xdg_popup_destroy(xp);
+  xdg_positioner_destroy(pos);
 }
 
 // A real layer-shell client from Debian: swaybg's solid colour is a background-layer
