@@ -22,7 +22,12 @@ class ToplevelView final : public View {
   const char* kind() const override { return "xdg_toplevel"; }
   void set_activated(bool activated) override { toplevel_.request_activated(activated); }
   bool wants_focus() const override { return true; }
-  Band band() const override { return toplevel_.fullscreen() ? Band::fullscreen : Band::normal; }
+  // A fullscreen window covers the top layer; its child windows (dialogs) stay above it.
+  Band band() const override {
+    for (const XdgToplevel* t = &toplevel_; t; t = t->parent())
+      if (t->fullscreen()) return Band::fullscreen;
+    return Band::normal;
+  }
   XdgToplevel& toplevel() const { return toplevel_; }
 
  private:
