@@ -56,6 +56,7 @@ struct SurfaceInfo {
   uint32_t client_id = 0;
   std::string app_id;
   std::string title;
+  std::string role;          // "xdg_toplevel", "x11", "layer_surface:LAYER:NAMESPACE"
   int32_t width = 0;
   int32_t height = 0;
   std::string gpu;           // PCI address of the GPU its buffers come from

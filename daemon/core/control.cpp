@@ -8,6 +8,7 @@
 #include "config/watcher.hpp"
 #include "core/server.hpp"
 #include "core/surface.hpp"
+#include "protocol/layer_shell.hpp"
 #include "protocol/xdg_shell.hpp"
 
 namespace ferry {
@@ -165,17 +166,22 @@ std::vector<bus::SurfaceInfo> ServerControl::surfaces() const {
     Surface* surface;
     wl_client* client;
     std::string app_id, title;
+    std::string role;
   };
   std::vector<Entry> entries;
   for (XdgToplevel* t : xdg_toplevels(server_)) {
     XdgSurface* xs = t->xdg_surface();
     Surface* s = xs ? xs->surface() : nullptr;
-    if (s) entries.push_back({s, t->client(), t->app_id(), t->title()});
+    if (s) entries.push_back({s, t->client(), t->app_id(), t->title(), "xdg_toplevel"});
   }
-  // Views that are programs of their own (X11 windows), in stacking order.
-  for (View* v : server_.scene().views())
+  // Views that are programs of their own (X11 windows), and layer-shell surfaces (panels,
+  // wallpapers: their layer and namespace), in stacking order.
+  for (View* v : server_.scene().views()) {
     if (std::optional<View::Identity> id = v->identity())
-      entries.push_back({&v->surface(), v->surface().client(), id->app_id, id->title});
+      entries.push_back({&v->surface(), v->surface().client(), id->app_id, id->title, "x11"});
+    else if (LayerSurface* l = LayerSurface::from_view(v))
+      entries.push_back({&v->surface(), v->surface().client(), "", "", l->role_label()});
+  }
   for (const Entry& e : entries) {
     Surface* s = e.surface;
     bus::SurfaceInfo i;
@@ -183,6 +189,7 @@ std::vector<bus::SurfaceInfo> ServerControl::surfaces() const {
     i.client_id = client_id(e.client);
     i.app_id = e.app_id;
     i.title = e.title;
+    i.role = e.role;
     i.width = s->width();
     i.height = s->height();
     i.override_mode = override_for(s->id(), e.app_id);

@@ -78,6 +78,21 @@ void Output::set_scale(int32_t s) {
   damage_whole();
 }
 
+Rect Output::usable_box() const {
+  Rect b = layout_box();
+  // Zones wider than the output leave an empty area, never a negative size.
+  int64_t w = int64_t(b.width) - insets_.left - insets_.right;
+  int64_t h = int64_t(b.height) - insets_.top - insets_.bottom;
+  return {b.x + insets_.left, b.y + insets_.top, int32_t(std::max<int64_t>(w, 0)),
+          int32_t(std::max<int64_t>(h, 0))};
+}
+
+void Output::set_exclusive_insets(const Insets& insets) {
+  if (insets == insets_) return;
+  insets_ = insets;
+  wl_signal_emit_mutable(&server_.on_output_usable_area, this);
+}
+
 void Output::set_position(int32_t x, int32_t y) {
   x_ = x;
   y_ = y;

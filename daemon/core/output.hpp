@@ -133,6 +133,16 @@ class Output {
   void set_mode(const OutputMode& mode);
   // Area in layout (logical) coordinates.
   Rect layout_box() const;
+  // What windows use (maximized size, placement): the layout box less the exclusive
+  // zones of layer surfaces. Set by the layer shell; a change is announced on
+  // Server::on_output_usable_area.
+  Rect usable_box() const;
+  struct Insets {
+    int32_t top = 0, right = 0, bottom = 0, left = 0;
+    bool operator==(const Insets&) const = default;
+  };
+  const Insets& exclusive_insets() const { return insets_; }
+  void set_exclusive_insets(const Insets& insets);
   // Framebuffer size (mode size).
   int32_t fb_width() const { return mode_.width; }
   int32_t fb_height() const { return mode_.height; }
@@ -245,6 +255,7 @@ class Output {
   // The cursor: where the last frame placed it (layout), composed or on the plane.
   Rect cursor_composed_;              // drawn into the composed frames (empty: not)
   uint64_t cursor_composed_serial_ = 0;
+  Insets insets_;
   bool cursor_on_plane_ = false;
   bool capture_cursor_ = false;       // the capture waiting wants the cursor composed
   bool in_flight_cursor_on_plane_ = false, front_cursor_on_plane_ = false;

@@ -78,8 +78,16 @@ void Scene::raise(View* v) {
   v->damage_whole();
 }
 
+std::vector<View*> Scene::stacked() const {
+  std::vector<View*> out = views_;
+  std::stable_sort(out.begin(), out.end(),
+                   [](const View* a, const View* b) { return a->band() < b->band(); });
+  return out;
+}
+
 View* Scene::top_view() const {
-  for (auto it = views_.rbegin(); it != views_.rend(); ++it)
+  std::vector<View*> order = stacked();
+  for (auto it = order.rbegin(); it != order.rend(); ++it)
     if ((*it)->mapped()) return *it;
   return nullptr;
 }
@@ -100,7 +108,7 @@ void Scene::collect_view(const View& v, std::vector<SceneItem>& out) const {
 
 std::vector<SceneItem> Scene::collect() const {
   std::vector<SceneItem> out;
-  for (View* v : views_) {
+  for (View* v : stacked()) {
     if (!v->mapped()) continue;
     collect_tree(v->surface(), v->x(), v->y(), out);
   }

@@ -1,6 +1,7 @@
 #pragma once
-// The scene: views (toplevels and popups) stacked bottom to top in the layout, each the
-// root of a surface tree (subsurfaces). Produces the draw list for an output and answers
+// The scene: views (toplevels, popups, layer-shell surfaces) stacked bottom to top in the
+// layout, each the root of a surface tree (subsurfaces). Views stack in bands (View::Band);
+// within a band, in the order they were added or raised. Produces the draw list for an output and answers
 // "which surface is under this point". Main thread only; owned by the Server.
 
 #include <sys/types.h>
@@ -45,6 +46,14 @@ class View {
   virtual void set_activated(bool) {}
   // Whether this view may take keyboard focus (popups do not).
   virtual bool wants_focus() const { return parent_ == nullptr; }
+  // Whether this view takes the keyboard from every other view while it is mapped (a
+  // layer surface with exclusive keyboard interactivity on the top or overlay layer).
+  virtual bool holds_keyboard() const { return false; }
+  // Stacking band, bottom to top: layer surfaces sit in their layer's band, windows in
+  // 'normal', a fullscreen window above the top layer (it covers panels, not overlays).
+  // Child views (popups) stay in their parent's band, above it.
+  enum class Band { background, bottom, normal, top, fullscreen, overlay };
+  virtual Band band() const { return parent_ ? parent_->band() : Band::normal; }
   // Views whose program is not their wl_client (X11 windows: all on Xwayland's one
   // connection) say who they are, as rules and ferryctl see a client: app_id, title, and
   // what /proc says of the program's pid (exe, FERRY_TAG, PRIME offload variable). nullopt:
@@ -82,7 +91,10 @@ class Scene {
   void add(View* v);
   void remove(View* v);
   void raise(View* v);
+  // In the order added or raised, bands not considered.
   const std::vector<View*>& views() const { return views_; }
+  // Bottom to top as drawn: by band, then in views() order.
+  std::vector<View*> stacked() const;
   View* top_view() const;
 
   // All mapped surfaces with content, bottom to top, with layout boxes.

@@ -62,6 +62,8 @@ Seat::Seat(Server& server, std::unique_ptr<KeyboardState> keyboard)
       focus_view(next_focus_candidate(view, nullptr));
       if (!focused_view_) set_keyboard_focus(nullptr);
     }
+    // A view holding the keyboard (a layer surface) went: the keyboard goes back.
+    if (keyboard_focus_ == &view->surface()) set_keyboard_focus(keyboard_target());
     rebase_pointer();
   });
   // The scene changed under a still pointer: re-pick the focus (enter/leave, motion). A
@@ -475,9 +477,31 @@ View* Seat::next_focus_candidate(const View* excluded, const Surface* dying) con
   return nullptr;
 }
 
+View* Seat::keyboard_holder() const {
+  std::vector<View*> order = server_.scene().stacked();
+  for (auto it = order.rbegin(); it != order.rend(); ++it)
+    if ((*it)->mapped() && (*it)->holds_keyboard()) return *it;
+  return nullptr;
+}
+
 Surface* Seat::keyboard_target() const {
-  if (!grabs_.empty()) return &grabs_.back()->surface();
+  // A view that holds the keyboard yields only to its own client's popup grabs.
+  View* holder = keyboard_holder();
+  if (!grabs_.empty() &&
+      (!holder || grabs_.back()->surface().client() == holder->surface().client()))
+    return &grabs_.back()->surface();
+  if (holder) return &holder->surface();
   return focused_view_ ? &focused_view_->surface() : nullptr;
+}
+
+void Seat::refresh_keyboard_focus() {
+  if (focused_view_ && !focused_view_->wants_focus()) {
+    View* old = focused_view_;
+    focused_view_ = nullptr;
+    old->set_activated(false);
+    focus_view(next_focus_candidate(old, nullptr));
+  }
+  set_keyboard_focus(keyboard_target());
 }
 
 void Seat::dismiss_grabs() {

@@ -191,6 +191,10 @@ class Seat final : public InputSink {
   int32_t repeat_delay() const { return repeat_delay_; }
   // Activates 'view' (must be mapped; null clears) and moves the keyboard focus to it.
   void focus_view(View* view);
+  // A view changed whether it wants or holds the keyboard (layer-shell interactivity):
+  // the focused view gives way if it no longer wants focus, and the keyboard goes where
+  // keyboard_target() now says.
+  void refresh_keyboard_focus();
 
   // Touch. The capability is advertised while a touch device exists; get_touch is a
   // missing_capability error only if the seat never had one (wl_seat spec).
@@ -260,6 +264,8 @@ class Seat final : public InputSink {
   void send_keyboard_enter(wl_resource* keyboard, uint32_t serial);
   void send_pointer_enter(wl_resource* pointer, uint32_t serial);
   View* next_focus_candidate(const View* excluded, const Surface* dying) const;
+  // The topmost mapped view that holds the keyboard (View::holds_keyboard), or null.
+  View* keyboard_holder() const;
   // The surface that should have the keyboard focus: the newest grabbing popup, else the
   // focused view's.
   Surface* keyboard_target() const;

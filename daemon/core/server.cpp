@@ -28,6 +28,8 @@ namespace ferry {
 Server::Server(ServerOptions options) : options_(std::move(options)) {
   display_ = wl_display_create();
   wl_signal_init(&on_output_mode);
+  wl_signal_init(&on_output_usable_area);
+  wl_signal_init(&on_output_removed);
   loop_ = wl_display_get_event_loop(display_);
 }
 
@@ -171,6 +173,7 @@ bool Server::init(std::string* error) {
   create_shm_global(*this);
   create_xdg_shell_global(*this);
   create_wl_shell_global(*this);
+  create_layer_shell_global(*this);
   create_presentation_global(*this);
   create_viewporter_global(*this);
   create_data_device_global(*this);
@@ -260,7 +263,21 @@ Output* Server::add_output(std::string name, const OutputMode& mode,
 void Server::remove_output(Output* output) {
   auto it = std::find_if(outputs_.begin(), outputs_.end(),
                          [&](const std::unique_ptr<Output>& o) { return o.get() == output; });
-  if (it != outputs_.end()) outputs_.erase(it);
+  if (it == outputs_.end()) return;
+  wl_signal_emit_mutable(&on_output_removed, output);
+  outputs_.erase(it);
+}
+
+Output* Server::output_at(int32_t x, int32_t y) const {
+  for (auto& o : outputs_)
+    if (o->layout_box().contains(x, y)) return o.get();
+  return outputs_.empty() ? nullptr : outputs_.front().get();
+}
+
+bool Server::has_output(const Output* o) const {
+  for (auto& out : outputs_)
+    if (out.get() == o) return true;
+  return false;
 }
 
 Output* Server::output_for_resource(wl_resource* r) const {

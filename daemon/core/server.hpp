@@ -88,11 +88,20 @@ class Server {
   std::function<std::optional<FormatSet>(Surface&)> scanout_formats;
   std::vector<std::unique_ptr<Output>>& outputs() { return outputs_; }
   Output* output_for_resource(wl_resource* output_resource) const;
+  // The output holding a layout point, else the first one; null without outputs.
+  Output* output_at(int32_t x, int32_t y) const;
+  // Whether 'o' is one of the outputs (a stored pointer may outlive its output).
+  bool has_output(const Output* o) const;
 
   uint32_t next_serial() { return wl_display_next_serial(display_); }
 
   // An output's mode changed at run time (Output::set_mode). data: Output*.
   wl_signal on_output_mode;
+  // An output's usable area (Output::usable_box: less the layer surfaces' exclusive
+  // zones) changed; maximized windows follow. data: Output*.
+  wl_signal on_output_usable_area;
+  // An output is about to be removed (remove_output). data: Output*.
+  wl_signal on_output_removed;
   uint64_t next_object_id() { return ++object_ids_; }
 
   // Every live surface, in creation order (frame callbacks of surfaces on no output go to

@@ -76,7 +76,7 @@ void popup_resource_destroy(wl_resource* r) { delete pp(r); }
 
 }  // namespace
 
-XdgPopup::XdgPopup(XdgSurface& xdg, XdgSurface* parent, const XdgPositionerRules& rules,
+XdgPopup::XdgPopup(XdgSurface& xdg, PopupParent* parent, const XdgPositionerRules& rules,
                    wl_resource* resource)
     : xdg_(&xdg), parent_(parent), resource_(resource), rules_(rules) {
   wl_resource_set_implementation(resource, &kPopupImpl, this, popup_resource_destroy);
@@ -88,6 +88,14 @@ XdgPopup::XdgPopup(XdgSurface& xdg, XdgSurface* parent, const XdgPositionerRules
     view_->set_parent(parent_->view());
   }
   xdg.set_popup(this);
+}
+
+bool XdgPopup::set_parent(PopupParent& parent) {
+  if (parent_ || dismissed_ || !xdg_ || xdg_->initial_committed()) return false;
+  parent_ = &parent;
+  parent_->popups().push_back(this);
+  if (view_) view_->set_parent(parent_->view());
+  return true;
 }
 
 XdgPopup::~XdgPopup() {
@@ -173,8 +181,7 @@ Rect XdgPopup::constraint_box() const {
   // Parent window geometry origin in layout coordinates.
   int32_t ox = pv->x() + parent_->geometry().x;
   int32_t oy = pv->y() + parent_->geometry().y;
-  Output* out = nullptr;
-  if (parent_->wm_base()) out = parent_->wm_base()->shell().output_at(ox, oy);
+  Output* out = xdg_->surface()->server().output_at(ox, oy);
   if (!out) return Rect{};
   Rect box = out->layout_box();
   box.x -= ox;

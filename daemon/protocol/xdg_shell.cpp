@@ -353,34 +353,27 @@ int XdgWmBase::ping_timer(void* data) {
 // ---- XdgShell --------------------------------------------------------------------------
 
 XdgShell::XdgShell(Server& server) : server_(server) {
-  output_mode_.connect(&server.on_output_mode, [this](void*) {
+  auto follow = [this](void*) {
     for (View* v : server_.scene().views())
       if (XdgToplevel* t = XdgToplevel::from_view(v)) t->output_changed();
-  });
+  };
+  output_mode_.connect(&server.on_output_mode, follow);
+  usable_area_.connect(&server.on_output_usable_area, follow);
 }
 
 XdgShell::~XdgShell() = default;
 
 void XdgShell::next_cascade_position(int32_t* x, int32_t* y) {
   Rect area;
-  if (!server_.outputs().empty()) area = server_.outputs().front()->layout_box();
+  if (!server_.outputs().empty()) area = server_.outputs().front()->usable_box();
   uint32_t slot = cascade_index_++ % kCascadeSlots;
   *x = area.x + kCascadeStep * int32_t(slot + 1);
   *y = area.y + kCascadeStep * int32_t(slot + 1);
 }
 
-Output* XdgShell::output_at(int32_t x, int32_t y) const {
-  for (auto& o : server_.outputs())
-    if (o->layout_box().contains(x, y)) return o.get();
-  return server_.outputs().empty() ? nullptr : server_.outputs().front().get();
-}
+Output* XdgShell::output_at(int32_t x, int32_t y) const { return server_.output_at(x, y); }
 
-bool XdgShell::output_alive(const Output* o) const {
-  if (!o) return false;
-  for (auto& out : server_.outputs())
-    if (out.get() == o) return true;
-  return false;
-}
+bool XdgShell::output_alive(const Output* o) const { return o && server_.has_output(o); }
 
 // ---- XdgPositioner ---------------------------------------------------------------------
 
@@ -406,7 +399,7 @@ XdgSurface::~XdgSurface() {
   // Client teardown may destroy us before the role object or child popups.
   if (toplevel_) toplevel_->detach();
   if (popup_) popup_->detach();
-  for (XdgPopup* p : std::vector<XdgPopup*>(popups_)) p->parent_gone();
+  orphan_popups();
   if (surface_ && surface_->role() == this) surface_->set_role_object(nullptr);
   if (wm_) {
     auto& v = wm_->surfaces();
@@ -457,9 +450,13 @@ void XdgSurface::role_destroyed() {
   reset();
 }
 
-void XdgSurface::dismiss_popups() {
+void PopupParent::dismiss_popups() {
   // Topmost (newest) first, as the spec orders dismissal.
   for (auto it = popups_.rbegin(); it != popups_.rend(); ++it) (*it)->dismiss();
+}
+
+void PopupParent::orphan_popups() {
+  for (XdgPopup* p : std::vector<XdgPopup*>(popups_)) p->parent_gone();
 }
 
 void XdgSurface::surface_destroyed() {

@@ -76,6 +76,7 @@ class XdgShell {
   Server& server_;
   uint32_t cascade_index_ = 0;
   Listener output_mode_;  // Server::on_output_mode: maximized/fullscreen windows follow
+  Listener usable_area_;  // Server::on_output_usable_area: maximized windows follow
 };
 
 // xdg_positioner: a bag of rules, copied when used.
@@ -101,8 +102,36 @@ struct XdgConfigure {
   Rect popup_box;
 };
 
+// What an xdg_popup is placed against and dismissed with: an xdg_surface, or a layer
+// surface (zwlr_layer_surface_v1.get_popup). Keeps the popups it parents.
+class PopupParent {
+ public:
+  // The parent's view (its position is the popups' origin); null when it has none.
+  virtual View* view() const = 0;
+  virtual bool mapped() const = 0;
+  // Window geometry in surface-local coordinates (popup positions are relative to it).
+  virtual const Rect& geometry() const = 0;
+  // The xdg_popup this parent is, if it is one (grab nesting rules).
+  virtual XdgPopup* popup() const { return nullptr; }
+  // For error messages; may be null.
+  virtual wl_resource* resource() const = 0;
+
+  // Popups whose parent this is, oldest first.
+  std::vector<XdgPopup*>& popups() { return popups_; }
+  // Dismisses the child popups (topmost first): popup_done, unmapped.
+  void dismiss_popups();
+
+ protected:
+  ~PopupParent() = default;
+  // The parent is going away: its popups are dismissed and lose their parent.
+  void orphan_popups();
+
+ private:
+  std::vector<XdgPopup*> popups_;
+};
+
 // xdg_surface and the SurfaceRole of its wl_surface.
-class XdgSurface final : public SurfaceRole {
+class XdgSurface final : public SurfaceRole, public PopupParent {
  public:
   enum class Kind { none, toplevel, popup };
 
@@ -114,7 +143,7 @@ class XdgSurface final : public SurfaceRole {
   bool pre_commit(Surface& s) override;
   void post_commit(Surface& s) override;
 
-  wl_resource* resource() const { return resource_; }
+  wl_resource* resource() const override { return resource_; }
   // Null once the wl_surface is destroyed.
   Surface* surface() const { return surface_; }
   // Null once the xdg_wm_base is gone (client teardown).
@@ -122,22 +151,17 @@ class XdgSurface final : public SurfaceRole {
   void forget_wm_base() { wm_ = nullptr; }
   Kind kind() const { return kind_; }
   XdgToplevel* toplevel() const { return toplevel_; }
-  XdgPopup* popup() const { return popup_; }
+  XdgPopup* popup() const override { return popup_; }
   // The role's view (null without a role or after the wl_surface died).
-  View* view() const;
-  bool mapped() const;
+  View* view() const override;
+  bool mapped() const override;
   // Effective window geometry in surface-local coordinates.
-  const Rect& geometry() const { return geometry_; }
+  const Rect& geometry() const override { return geometry_; }
 
   // Role objects attach/detach themselves.
   void set_toplevel(XdgToplevel* t);
   void set_popup(XdgPopup* p);
   void role_destroyed();
-
-  // Popups whose parent is this surface, oldest first.
-  std::vector<XdgPopup*>& popups() { return popups_; }
-  // Dismisses the child popups (topmost first): popup_done, unmapped.
-  void dismiss_popups();
 
   // Requests.
   void set_window_geometry(int32_t x, int32_t y, int32_t w, int32_t h);
@@ -161,7 +185,6 @@ class XdgSurface final : public SurfaceRole {
   Kind kind_ = Kind::none;
   XdgToplevel* toplevel_ = nullptr;
   XdgPopup* popup_ = nullptr;
-  std::vector<XdgPopup*> popups_;
   Listener surface_destroy_;
 
   bool has_pending_geometry_ = false;
@@ -275,7 +298,7 @@ class XdgToplevel {
 // xdg_popup.
 class XdgPopup {
  public:
-  XdgPopup(XdgSurface& xdg, XdgSurface* parent, const XdgPositionerRules& rules,
+  XdgPopup(XdgSurface& xdg, PopupParent* parent, const XdgPositionerRules& rules,
            wl_resource* resource);
   ~XdgPopup();
   XdgPopup(const XdgPopup&) = delete;
@@ -284,8 +307,12 @@ class XdgPopup {
 
   wl_resource* resource() const { return resource_; }
   XdgSurface* xdg_surface() const { return xdg_; }
-  // Null when the parent is gone.
-  XdgSurface* parent() const { return parent_; }
+  // Null when the parent is gone, or not set yet (a layer surface's popup before
+  // zwlr_layer_surface_v1.get_popup).
+  PopupParent* parent() const { return parent_; }
+  // zwlr_layer_surface_v1.get_popup: gives a parentless popup its parent. False (nothing
+  // changed) if it has one, or already made its initial commit.
+  bool set_parent(PopupParent& parent);
   View* view() const { return view_.get(); }
   bool mapped() const;
   bool dismissed() const { return dismissed_; }
@@ -317,7 +344,7 @@ class XdgPopup {
   void update_view_position();
 
   XdgSurface* xdg_;
-  XdgSurface* parent_;
+  PopupParent* parent_;
   wl_resource* resource_;
   std::unique_ptr<View> view_;
   XdgPositionerRules rules_;

@@ -22,6 +22,12 @@ class ToplevelView final : public View {
   const char* kind() const override { return "xdg_toplevel"; }
   void set_activated(bool activated) override { toplevel_.request_activated(activated); }
   bool wants_focus() const override { return true; }
+  // A fullscreen window covers the top layer; its child windows (dialogs) stay above it.
+  Band band() const override {
+    for (const XdgToplevel* t = &toplevel_; t; t = t->parent())
+      if (t->fullscreen()) return Band::fullscreen;
+    return Band::normal;
+  }
   XdgToplevel& toplevel() const { return toplevel_; }
 
  private:
@@ -284,7 +290,8 @@ void XdgToplevel::fill_configure(XdgConfigure& c) {
     Output* o = state_output(c.fullscreen ? requested_.output : nullptr);
     c.output = o;
     if (o) {
-      Rect box = o->layout_box();
+      // Fullscreen covers the output; maximized leaves the layer surfaces' zones free.
+      Rect box = c.fullscreen ? o->layout_box() : o->usable_box();
       c.width = box.width;
       c.height = box.height;
     }
@@ -343,7 +350,9 @@ void XdgToplevel::apply_configure(const XdgConfigure& c) {
     wx_ = saved_x_;
     wy_ = saved_y_;
   }
+  const bool restack = c.fullscreen != current_.fullscreen;
   current_ = c;
+  if (restack && view_) view_->damage_whole();  // its band changed (View::Band)
 }
 
 void XdgToplevel::move_window(int32_t x, int32_t y) {
@@ -371,7 +380,7 @@ void XdgToplevel::update_view_position() {
   if (current_.maximized || current_.fullscreen) {
     Output* o = state_output(current_.output);
     if (o) {
-      Rect box = o->layout_box();
+      Rect box = current_.fullscreen ? o->layout_box() : o->usable_box();
       wx_ = box.x;
       wy_ = box.y;
       const Rect& g = xdg_->geometry();

@@ -54,6 +54,10 @@ bool WindowView::wants_focus() const {
   return !window_.override_redirect() && window_.takes_input();
 }
 
+View::Band WindowView::band() const {
+  return window_.fullscreen() || window_.override_redirect() ? Band::fullscreen : Band::normal;
+}
+
 std::optional<View::Identity> WindowView::identity() const {
   const config::ClientInfo& program = window_.program();
   return Identity{window_.app_id(), window_.title(), window_.pid(), program.exe, program.tag,

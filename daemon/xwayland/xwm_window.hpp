@@ -28,6 +28,9 @@ class WindowView final : public View {
   const char* kind() const override { return "xwayland"; }
   void set_activated(bool activated) override;
   bool wants_focus() const override;
+  // A fullscreen window covers the top layer; override-redirect windows (menus, tooltips:
+  // X has no parent link for them) go with it, above panels.
+  Band band() const override;
   std::optional<Identity> identity() const override;
   Window& window() const { return window_; }
 

@@ -33,9 +33,13 @@ TEST_F(FerryctlTest, StatusShowsGpusOutputsAndSurfaces) {
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("eDP-1  2560x1600@165.000  1.5"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("7   3       org.example.Game  3840x2160  0000:01:00.0  nv12  sysmem ring  -"
+  EXPECT_NE(r.out.find("7   3       xdg_toplevel                    org.example.Game  3840x2160  "
+                       "0000:01:00.0  nv12  sysmem ring  -"
                        "         12441600  1791.5  144.0  1.25     0.50       rule 2 (class game)"),
             std::string::npos)
+      << r.out;
+  // Each surface's role: a layer surface shows its layer and namespace.
+  EXPECT_NE(r.out.find("9   4       layer_surface:overlay:dropdown  foot"), std::string::npos)
       << r.out;
   // A surface that crossed no bus shows no carrier, bytes or stage times.
   EXPECT_NE(r.out.find("rgb   -            -         -         0.0     2.5    -        -          "

@@ -193,6 +193,7 @@ FakeModel::FakeModel() {
   a.client_id = 3;
   a.app_id = "org.example.Game";
   a.title = "Game; \"quoted\"";
+  a.role = "xdg_toplevel";
   a.width = 3840;
   a.height = 2160;
   a.gpu = "0000:01:00.0";
@@ -209,6 +210,7 @@ FakeModel::FakeModel() {
   b.client_id = 4;
   b.app_id = "foot";
   b.title = "~";
+  b.role = "layer_surface:overlay:dropdown";
   b.width = 800;
   b.height = 600;
   b.gpu = "0000:00:02.0";

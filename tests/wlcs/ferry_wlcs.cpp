@@ -39,6 +39,7 @@
 #include "core/server.hpp"
 #include "core/surface.hpp"
 #include "input/fake_input.hpp"
+#include "protocol/layer_shell.hpp"
 #include "protocol/xdg_shell.hpp"
 #include "util/listener.hpp"
 #include "util/log.hpp"
@@ -65,6 +66,7 @@ constexpr WlcsExtensionDescriptor kExtensions[] = {
     {"wp_viewporter", 1},
     {"zxdg_output_manager_v1", 3},
     {"zwlr_screencopy_manager_v1", 3},
+    {"zwlr_layer_shell_v1", 5},
 };
 
 constexpr WlcsIntegrationDescriptor kDescriptor = {
@@ -221,6 +223,9 @@ void position_window_absolute(WlcsDisplayServer* base, wl_display* client_displa
   View* view = fs->server->scene().view_of(*surface);
   if (XdgToplevel* toplevel = view ? XdgToplevel::from_view(view) : nullptr) {
     toplevel->move_window(x, y);
+  } else if (LayerSurface* layer = view ? LayerSurface::from_view(view) : nullptr) {
+    layer->pin_position(x, y);  // anchors would put it back at its next commit
+    fs->server->seat().rebase_pointer();
   } else if (view) {
     view->set_position(x, y);
     fs->server->seat().rebase_pointer();

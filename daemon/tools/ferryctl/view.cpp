@@ -102,12 +102,12 @@ std::string format_clients(const Snapshot& s) {
 std::string format_surfaces(const Snapshot& s) {
   if (s.surfaces.empty()) return "Surfaces: none\n";
   std::vector<std::vector<std::string>> rows{
-      {"ID", "CLIENT", "APP_ID", "SIZE", "GPU", "MODE", "CARRIER", "OVERRIDE", "B/FRAME", "MB/S",
+      {"ID", "CLIENT", "ROLE", "APP_ID", "SIZE", "GPU", "MODE", "CARRIER", "OVERRIDE", "B/FRAME", "MB/S",
        "FPS", "PACK MS", "UNPACK MS", "REASON"}};
   for (const Record& x : s.surfaces) {
     bool crossed = !x.str("Carrier").empty();
     auto ms = [&](const char* key) { return crossed ? fmt("%.2f", x.num(key)) : "-"; };
-    rows.push_back({x.str("Id"), x.str("ClientId"), or_dash(x.str("AppId")),
+    rows.push_back({x.str("Id"), x.str("ClientId"), or_dash(x.str("Role")), or_dash(x.str("AppId")),
                     x.str("Width") + "x" + x.str("Height"), or_dash(x.str("Gpu")),
                     or_dash(x.str("TransferMode")), or_dash(x.str("Carrier")),
                     or_dash(x.str("Override")), crossed ? x.str("BytesPerFrame") : "-",
