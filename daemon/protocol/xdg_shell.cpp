@@ -256,21 +256,25 @@ void wm_get_xdg_surface(wl_client* client, wl_resource* r, uint32_t id,
                            wl_resource_get_id(surface_resource), role ? role : "object");
     return;
   }
+  // xdg-shell calls this a client error without naming a code; the request is the
+  // xdg_wm_base's and the state is the wl_surface's: invalid_surface_state, as wlroots and
+  // wlcs have it (unconfigured_buffer is about an xdg_surface that exists).
+  const auto& p = surface->pending();
+  bool pending_buffer = (p.committed & SurfaceState::kBuffer) && p.buffer_resource;
+  if (surface->has_content() || pending_buffer) {
+    wl_resource_post_error(r, XDG_WM_BASE_ERROR_INVALID_SURFACE_STATE,
+                           "get_xdg_surface: wl_surface@%u already has a buffer %s",
+                           wl_resource_get_id(surface_resource),
+                           pending_buffer ? "attached" : "committed");
+    return;
+  }
   wl_resource* res = wl_resource_create(client, &xdg_surface_interface,
                                         wl_resource_get_version(r), id);
   if (!res) {
     wl_client_post_no_memory(client);
     return;
   }
-  auto* s = new XdgSurface(*wm(r), *surface, res);  // owned by 'res'
-  const auto& p = surface->pending();
-  bool pending_buffer = (p.committed & SurfaceState::kBuffer) && p.buffer_resource;
-  if (surface->has_content() || pending_buffer) {
-    wl_resource_post_error(res, XDG_SURFACE_ERROR_UNCONFIGURED_BUFFER,
-                           "get_xdg_surface: wl_surface already has a buffer");
-    return;
-  }
-  (void)s;
+  new XdgSurface(*wm(r), *surface, res);  // owned by 'res'
 }
 
 void wm_pong(wl_client*, wl_resource* r, uint32_t serial) { wm(r)->pong(serial); }
@@ -503,8 +507,29 @@ void XdgSurface::send_configure_idle(void* data) {
   self->send_configure();
 }
 
-void XdgSurface::send_configure() {
-  if (!surface_ || (!toplevel_ && !popup_)) return;
+void XdgSurface::implicit_ack() {
+  // The buffer stands for an ack of the newest configure of this mapping, sent now if it
+  // was not (the initial commit's configure waits in an idle callback; a buffer in the
+  // initial commit itself has none yet). Its serial stays in configures_: the client sees
+  // the configure after this commit and may still ack it.
+  initial_committed_ = true;
+  auto newest = std::find_if(configures_.rbegin(), configures_.rend(),
+                             [this](const XdgConfigure& c) { return c.generation == generation_; });
+  if (newest == configures_.rend() || configure_idle_) {
+    if (configure_idle_) {
+      wl_event_source_remove(configure_idle_);
+      configure_idle_ = nullptr;
+    }
+    if (!send_configure()) return;
+    newest = configures_.rbegin();
+  }
+  acked_ = *newest;
+  has_acked_ = true;
+  configured_ = true;
+}
+
+bool XdgSurface::send_configure() {
+  if (!surface_ || (!toplevel_ && !popup_)) return false;
   XdgConfigure c;
   c.generation = generation_;
   if (toplevel_) toplevel_->fill_configure(c);
@@ -514,6 +539,7 @@ void XdgSurface::send_configure() {
   if (popup_) popup_->send_configure_events(c);
   configures_.push_back(c);
   xdg_surface_send_configure(resource_, c.serial);
+  return true;
 }
 
 void XdgSurface::reset() {
@@ -534,9 +560,13 @@ bool XdgSurface::pre_commit(Surface& s) {
   bool will_have_buffer = (p.committed & SurfaceState::kBuffer) ? p.buffer_resource != nullptr
                                                                  : s.has_content();
   if (will_have_buffer && !configured_) {
-    wl_resource_post_error(resource_, XDG_SURFACE_ERROR_UNCONFIGURED_BUFFER,
-                           "buffer committed before the first ack_configure");
-    return false;
+    Server& server = s.server();
+    if (!server.accept_unconfigured_buffer || !server.accept_unconfigured_buffer(s.client())) {
+      wl_resource_post_error(resource_, XDG_SURFACE_ERROR_UNCONFIGURED_BUFFER,
+                             "buffer committed before the first ack_configure");
+      return false;
+    }
+    implicit_ack();
   }
   if (toplevel_ && !toplevel_->pre_commit()) return false;
   if (popup_ && !popup_->pre_commit(will_have_buffer)) return false;

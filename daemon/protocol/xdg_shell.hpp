@@ -151,7 +151,9 @@ class XdgSurface final : public SurfaceRole {
 
  private:
   static void send_configure_idle(void* data);
-  void send_configure();
+  bool send_configure();  // false: no role object or wl_surface to configure
+  // A buffer committed before the first ack, accepted (Server::accept_unconfigured_buffer).
+  void implicit_ack();
   void surface_destroyed();
   void update_geometry();
 

@@ -154,6 +154,12 @@ void start_on_this_thread(WlcsDisplayServer* base, wl_event_loop* wlcs_loop) {
     std::fprintf(stderr, "ferry-wlcs: server init failed: %s\n", error.c_str());
     std::abort();  // wlcs cannot go on without a server; a crash is what the suite counts
   }
+  // [compat] unconfigured_buffer = "accept": Debian's wlcs 1.5 maps every xdg window by
+  // committing a buffer right after the initial commit, before the configure arrives (fixed
+  // in wlcs 1.7, 2a5bfbc); strict ferry posts unconfigured_buffer at that commit and ~260
+  // tests would fail in setup. The wlcs counts in the README are measured in this mode; the
+  // strict default is tested in tests/integration (compat_test).
+  fs->server->accept_unconfigured_buffer = [](wl_client*) { return true; };
   fs->wlcs_source = wl_event_loop_add_fd(fs->server->loop(), wl_event_loop_get_fd(wlcs_loop),
                                          WL_EVENT_READABLE, dispatch_wlcs, wlcs_loop);
   fs->server_thread = std::this_thread::get_id();
