@@ -412,6 +412,12 @@ void XdgToplevel::unmap() {
   if (xdg_) xdg_->dismiss_popups();
   view_->unmap();
   wl_signal_emit_mutable(&on_unmap, this);
+  // Where it is shown is the compositor's: mapped again, the window comes back where it
+  // was in its normal state (a dialog hidden and shown again does not wander the cascade).
+  if (current_.maximized || current_.fullscreen) {
+    wx_ = saved_x_;
+    wy_ = saved_y_;
+  }
   // Unmapping returns the toplevel to its state right after get_toplevel (spec).
   set_parent(nullptr);
   title_.clear();
@@ -420,7 +426,6 @@ void XdgToplevel::unmap() {
   current_ = XdgConfigure{};
   requested_w_ = requested_h_ = 0;
   sent_capabilities_ = false;
-  placed_ = false;
   if (xdg_) xdg_->reset();
 }
 

@@ -228,5 +228,42 @@ TEST(Compat, XdgSurfaceForASurfaceWithABufferIsInvalidSurfaceState) {
   EXPECT_EQ(f.stop(), 0) << f.log();
 }
 
+// Not compat, but what wlcs' unmap/remap tests found: a toplevel mapped again after a
+// null buffer comes back where it was, not at the next cascade slot.
+TEST(XdgRemap, AWindowMappedAgainComesBackWhereItWas) {
+  Ferryd f;
+  ASSERT_TRUE(start(f, ""));
+  auto c = connect(f);
+  ASSERT_TRUE(c);
+  auto map = [&](const Toplevel& t) {
+    wl_surface_attach(t.surface, c->create_buffer(kW, kH, WL_SHM_FORMAT_XRGB8888, kRed)->buffer,
+                      0, 0);
+    wl_surface_damage_buffer(t.surface, 0, 0, kW, kH);
+    wl_surface_commit(t.surface);
+  };
+  Toplevel t = c->create_toplevel(true);
+  map(t);
+  ASSERT_GE(c->roundtrip(), 0);
+  // Unmap, then map again the way xdg-shell asks: initial commit, ack, buffer.
+  wl_surface_attach(t.surface, nullptr, 0, 0);
+  wl_surface_commit(t.surface);
+  int before = WlClient::live(t).configures;
+  wl_surface_commit(t.surface);
+  for (int i = 0; i < 50 && WlClient::live(t).configures == before; ++i) ASSERT_GE(c->roundtrip(), 0);
+  ASSERT_GT(WlClient::live(t).configures, before);
+  xdg_surface_ack_configure(t.xdg, WlClient::live(t).last_serial);
+  map(t);
+  ASSERT_GE(c->roundtrip(), 0);
+  Image shot;
+  std::string err;
+  ASSERT_TRUE(c->capture(0, &shot, &err)) << err;
+  // The first cascade slot is (32, 32), the second (64, 64).
+  EXPECT_TRUE(rgb_near(pixel_of(shot, 32, 32), kRedRgb, 2));
+  EXPECT_TRUE(rgb_near(pixel_of(shot, 32 + kW - 1, 32 + kH - 1), kRedRgb, 2));
+  EXPECT_TRUE(rgb_near(pixel_of(shot, 64 + kW - 1, 64 + kH - 1), kBackground, 2));
+  c.reset();
+  EXPECT_EQ(f.stop(), 0) << f.log();
+}
+
 }  // namespace
 }  // namespace ferry::itest
