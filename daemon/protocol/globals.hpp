@@ -9,7 +9,7 @@ class Server;
 void create_compositor_global(Server& server);       // wl_compositor (wl_compositor.cpp)
 void create_subcompositor_global(Server& server);    // wl_subcompositor
 void create_shm_global(Server& server);              // wl_shm, ferry's own (pools, guarded access)
-void create_xdg_shell_global(Server& server);        // xdg_wm_base (xdg_shell.cpp)
+void create_xdg_shell_global(Server& server);        // xdg_wm_base and zxdg_shell_v6 (xdg_shell.cpp)
 void create_wl_shell_global(Server& server);         // wl_shell (deprecated; old clients, wlcs 1.5)
 void create_presentation_global(Server& server);     // wp_presentation
 void create_viewporter_global(Server& server);       // wp_viewporter

@@ -58,6 +58,7 @@ constexpr WlcsExtensionDescriptor kExtensions[] = {
     {"wl_output", 4},
     {"wl_data_device_manager", 3},
     {"xdg_wm_base", 5},
+    {"zxdg_shell_v6", 1},
     {"wl_shell", 1},
     {"zwp_relative_pointer_manager_v1", 1},
     {"zwp_pointer_constraints_v1", 1},
