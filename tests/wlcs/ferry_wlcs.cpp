@@ -57,6 +57,8 @@ constexpr WlcsExtensionDescriptor kExtensions[] = {
     {"wl_seat", 8},
     {"wl_output", 4},
     {"wl_data_device_manager", 3},
+    {"gtk_primary_selection_device_manager", 1},
+    {"zwp_primary_selection_device_manager_v1", 1},
     {"xdg_wm_base", 5},
     {"zxdg_shell_v6", 1},
     {"wl_shell", 1},
