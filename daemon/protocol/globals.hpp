@@ -21,6 +21,8 @@ void create_xdg_activation_global(Server& server);    // xdg_activation_v1
 void create_data_device_global(Server& server);      // wl_data_device_manager
 void create_primary_selection_global(Server& server);  // zwp_primary_selection_device_manager_v1
 void create_screencopy_global(Server& server);       // zwlr_screencopy_manager_v1
+void create_virtual_pointer_global(Server& server);  // zwlr_virtual_pointer_manager_v1 (same uid only;
+                                                     // owns the display's global filter)
 void create_xdg_output_global(Server& server);       // zxdg_output_manager_v1
 void create_drm_syncobj_global(Server& server);      // wp_linux_drm_syncobj_manager_v1
 void create_linux_dmabuf_global(Server& server);     // zwp_linux_dmabuf_v1 v4 (linux_dmabuf.cpp);

@@ -68,6 +68,7 @@ constexpr WlcsExtensionDescriptor kExtensions[] = {
     {"wp_viewporter", 1},
     {"zxdg_output_manager_v1", 3},
     {"zwlr_screencopy_manager_v1", 3},
+    {"zwlr_virtual_pointer_manager_v1", 2},
 };
 
 constexpr WlcsIntegrationDescriptor kDescriptor = {
