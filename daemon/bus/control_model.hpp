@@ -49,6 +49,7 @@ struct ClientInfo {
   std::string app_id;        // app_id of its first toplevel, may be empty
   std::string tag;           // tag set by ferry-run, may be empty
   std::string gpu;           // PCI address of the GPU the client renders on, may be empty
+  std::string compat;        // protocol leniencies it relied on ("unconfigured_buffer"), or empty
 };
 
 struct SurfaceInfo {

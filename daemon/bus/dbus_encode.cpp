@@ -92,7 +92,8 @@ int append_clients(sd_bus_message* m, const std::vector<ClientInfo>& clients) {
         .add("Exe", c.exe)
         .add("AppId", c.app_id)
         .add("Tag", c.tag)
-        .add("Gpu", c.gpu);
+        .add("Gpu", c.gpu)
+        .add("Compat", c.compat);
   });
 }
 

@@ -51,6 +51,8 @@ constexpr Names<Backend, 4> kBackend{{{Backend::automatic, "auto"},
                                       {Backend::kms, "kms"},
                                       {Backend::headless, "headless"},
                                       {Backend::wayland, "wayland"}}};
+constexpr Names<UnconfiguredBuffer, 2> kUnconfigured{{{UnconfiguredBuffer::error, "error"},
+                                                      {UnconfiguredBuffer::accept, "accept"}}};
 constexpr Names<log::Level, 5> kLevel{{{log::Level::error, "error"},
                                        {log::Level::warning, "warning"},
                                        {log::Level::notice, "notice"},
@@ -208,6 +210,13 @@ class Reader {
       else unknown(k, " in [xwayland] (known: enabled, lazy)");
     }
   }
+  void compat(const toml::table& t, Config& cfg) const {
+    for (auto&& [k, v] : t) {
+      if (k == "unconfigured_buffer")
+        cfg.unconfigured_buffer = choice(v, "unconfigured_buffer", kUnconfigured);
+      else unknown(k, " in [compat] (known: unconfigured_buffer)");
+    }
+  }
   Rule rule(const toml::table& t) const {
     Rule r;
     r.where = pos(t.source());
@@ -220,7 +229,10 @@ class Reader {
       else if (k == "transfer") r.transfer = transfer_mode(v, "transfer");
       else if (k == "class") r.app_class = choice(v, "class", kClass);
       else if (k == "scanout") r.scanout = choice(v, "scanout", kScanout);
-      else unknown(k, " in [[rule]] (known: name, app_id, exe, tag, gpu, transfer, class, scanout)");
+      else if (k == "unconfigured_buffer")
+        r.unconfigured_buffer = choice(v, "unconfigured_buffer", kUnconfigured);
+      else unknown(k, " in [[rule]] (known: name, app_id, exe, tag, gpu, transfer, class, scanout, "
+                      "unconfigured_buffer)");
     }
     if (r.app_id.empty() && r.exe.empty() && r.tag.empty())
       fail(t.source(), "[[rule]] has no matcher: set app_id, exe or tag (app_id = \"*\" matches "
@@ -238,6 +250,7 @@ class Reader {
       else if (k == "gpu") gpu(table(v, "gpu"), cfg);
       else if (k == "transfer") transfer(table(v, "transfer"), cfg);
       else if (k == "xwayland") xwayland(table(v, "xwayland"), cfg);
+      else if (k == "compat") compat(table(v, "compat"), cfg);
       else if (k == "input") {
         std::string why;
         if (!parse_input(v, path_, &cfg.input, &why)) throw Failure{why};
@@ -245,7 +258,7 @@ class Reader {
         if (!v.is_array_of_tables()) fail(v.source(), "'rule' must be written as [[rule]] tables");
         for (const auto& e : *v.as_array()) cfg.rules.push_back(rule(*e.as_table()));
       } else {
-        unknown(k, " (known tables: general, headless, output, gpu, transfer, input, xwayland, rule)");
+        unknown(k, " (known tables: general, headless, output, gpu, transfer, input, xwayland, compat, rule)");
       }
     }
     return cfg;
@@ -279,6 +292,7 @@ const char* to_string(GpuChoice v) { return kGpu.name(v); }
 const char* to_string(AppClass v) { return kClass.name(v); }
 const char* to_string(ScanoutChoice v) { return kScanout.name(v); }
 const char* to_string(Backend v) { return kBackend.name(v); }
+const char* to_string(UnconfiguredBuffer v) { return kUnconfigured.name(v); }
 bool parse(std::string_view s, GpuChoice* out) { return kGpu.parse(s, out); }
 bool parse(std::string_view s, TransferMode* out) {
   std::optional<TransferMode> v = parse_transfer_mode(s);
@@ -288,6 +302,7 @@ bool parse(std::string_view s, TransferMode* out) {
 bool parse(std::string_view s, AppClass* out) { return kClass.parse(s, out); }
 bool parse(std::string_view s, ScanoutChoice* out) { return kScanout.parse(s, out); }
 bool parse(std::string_view s, Backend* out) { return kBackend.parse(s, out); }
+bool parse(std::string_view s, UnconfiguredBuffer* out) { return kUnconfigured.parse(s, out); }
 
 std::string SourcePos::str() const {
   return file + ":" + std::to_string(line) + ":" + std::to_string(column);

@@ -25,17 +25,23 @@ using TransferChoice = ferry::TransferMode;
 enum class AppClass { standard, game, technical, video };  // "default" in the file
 enum class ScanoutChoice { automatic, direct, composite };
 enum class Backend { automatic, kms, headless, wayland };
+// [compat] unconfigured_buffer and the rule action of that name: what ferryd does when a
+// client commits a buffer to an xdg_surface before acking its initial configure (xdg-shell
+// makes that the protocol error unconfigured_buffer; old toolkits and wlcs 1.5 do it).
+enum class UnconfiguredBuffer { error, accept };
 
 const char* to_string(GpuChoice v);
 const char* to_string(AppClass v);
 const char* to_string(ScanoutChoice v);
 const char* to_string(Backend v);
+const char* to_string(UnconfiguredBuffer v);
 // Parse the spelling used in the file ("cpu-copy", "default", "auto"); false if unknown.
 bool parse(std::string_view s, GpuChoice* out);
 bool parse(std::string_view s, TransferMode* out);  // parse_transfer_mode, as a bool
 bool parse(std::string_view s, AppClass* out);
 bool parse(std::string_view s, ScanoutChoice* out);
 bool parse(std::string_view s, Backend* out);
+bool parse(std::string_view s, UnconfiguredBuffer* out);
 
 struct SourcePos {
   std::string file;
@@ -53,6 +59,7 @@ struct Rule {
   std::optional<TransferMode> transfer;
   std::optional<AppClass> app_class;
   std::optional<ScanoutChoice> scanout;
+  std::optional<UnconfiguredBuffer> unconfigured_buffer;  // beats [compat] for these clients
   SourcePos where;  // position of the [[rule]] header
 
   std::string describe() const;  // "rule 'games' (ferry.toml:12:1)"
@@ -84,6 +91,8 @@ struct Config {
   // [xwayland]
   bool xwayland_enabled = true;  // offer an X11 display (DISPLAY) served by Xwayland
   bool xwayland_lazy = true;     // start Xwayland on the first X11 connection, not at start-up
+  // [compat]: protocol leniency for old clients, strict by default.
+  UnconfiguredBuffer unconfigured_buffer = UnconfiguredBuffer::error;
   // [[rule]], in file order.
   std::vector<Rule> rules;
   // [input], [input.keyboard], [input.pointer], [[input.device]] (config/input_config.hpp).

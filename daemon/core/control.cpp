@@ -10,6 +10,7 @@
 #include "core/surface.hpp"
 #include "protocol/layer_shell.hpp"
 #include "protocol/xdg_shell.hpp"
+#include "util/log.hpp"
 
 namespace ferry {
 
@@ -20,6 +21,7 @@ struct ServerControl::ClientEntry {
   pid_t pid = 0;
   config::ClientInfo info;  // exe and tag from /proc at connection time
   std::string offload_env;  // "DRI_PRIME=1" etc. from its initial environment; empty: none
+  bool unconfigured_buffer_accepted = false;  // logged once, shown in Compat
   wl_listener destroy{};
 };
 
@@ -41,9 +43,11 @@ ServerControl::ServerControl(Server& server, config::ConfigWatcher* watcher,
     : server_(server), watcher_(watcher), gpus_(std::move(gpus)) {
   client_created_.notify = &ServerControl::on_client_created;
   wl_display_add_client_created_listener(server_.display(), &client_created_);
+  server_.accept_unconfigured_buffer = [this](wl_client* c) { return accept_unconfigured_buffer(c); };
 }
 
 ServerControl::~ServerControl() {
+  server_.accept_unconfigured_buffer = nullptr;
   wl_list_remove(&client_created_.link);
   for (auto& [c, e] : clients_) wl_list_remove(&e->destroy.link);
 }
@@ -88,6 +92,26 @@ config::ClientInfo ServerControl::client_info(wl_client* client) const {
       break;
     }
   return info;
+}
+
+bool ServerControl::accept_unconfigured_buffer(wl_client* client) {
+  const config::Config* cfg = watcher_ ? &watcher_->current() : nullptr;
+  if (!cfg) return false;
+  const config::Rule* rule = config::match_rule(*cfg, client_info(client));
+  bool by_rule = rule && rule->unconfigured_buffer;
+  config::UnconfiguredBuffer choice = by_rule ? *rule->unconfigured_buffer : cfg->unconfigured_buffer;
+  if (choice != config::UnconfiguredBuffer::accept) return false;
+  auto it = clients_.find(client);
+  if (it != clients_.end() && !it->second->unconfigured_buffer_accepted) {
+    const ClientEntry& e = *it->second;
+    it->second->unconfigured_buffer_accepted = true;
+    log_notice("client %u (pid %d, %s) committed a buffer before acking the initial "
+               "xdg_surface.configure; taken as an implicit ack (%s; once per client)",
+               e.id, int(e.pid), e.info.exe.empty() ? "exe unknown" : e.info.exe.c_str(),
+               by_rule ? (rule->describe() + " says unconfigured_buffer = \"accept\"").c_str()
+                       : "[compat] unconfigured_buffer = \"accept\"");
+  }
+  return true;
 }
 
 std::vector<bus::GpuInfo> ServerControl::gpus() const {
@@ -143,6 +167,7 @@ std::vector<bus::ClientInfo> ServerControl::clients() const {
     i.exe = e->info.exe;
     i.tag = e->info.tag;
     i.app_id = client_info(client).app_id;
+    if (e->unconfigured_buffer_accepted) i.compat = "unconfigured_buffer";
     out.push_back(std::move(i));
   }
   std::sort(out.begin(), out.end(), [](auto& a, auto& b) { return a.id < b.id; });

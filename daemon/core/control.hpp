@@ -47,6 +47,9 @@ class ServerControl final : public bus::ControlModel {
   // The client-wide part of it (rule gpu, environment): whether the client's buffers
   // belong to the render device.
   bool client_offloaded(wl_client* client) const;
+  // Server::accept_unconfigured_buffer: the first matching rule's unconfigured_buffer, else
+  // [compat]'s; the first acceptance per client is logged and shown in its Compat field.
+  bool accept_unconfigured_buffer(wl_client* client);
 
  private:
   struct ClientEntry;

@@ -303,6 +303,10 @@ void Seat::pointer_button(uint32_t time_ms, uint32_t button, bool pressed) {
     buttons_.erase(it);
   }
   if (pointer_focus_ && pressed) note_user_action(pointer_focus_->client(), serial);
+  // The release ends the same click: its serial proves the same user action (a menu
+  // opened on release grabs with it).
+  if (pointer_focus_ && !pressed && pointer_focus_->client() == action_client_)
+    action_release_serial_ = serial;
   if (pointer_focus_) {
     uint32_t state = pressed ? WL_POINTER_BUTTON_STATE_PRESSED : WL_POINTER_BUTTON_STATE_RELEASED;
     for (wl_resource* p : pointers_) {
@@ -432,10 +436,12 @@ void Seat::confine(double* x, double* y) const {
 void Seat::note_user_action(wl_client* client, uint32_t serial) {
   action_client_ = client;
   action_serial_ = serial;
+  action_release_serial_.reset();
 }
 
 bool Seat::is_latest_user_action(wl_client* client, uint32_t serial) const {
-  return client && client == action_client_ && serial == action_serial_;
+  return client && client == action_client_ &&
+         (serial == action_serial_ || (action_release_serial_ && serial == *action_release_serial_));
 }
 
 // ---- Keyboard shortcuts inhibitors ----

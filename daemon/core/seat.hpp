@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -210,8 +211,9 @@ class Seat final : public InputSink {
   // Its region or its surface changed: re-check activation (and confinement).
   void constraint_changed(PointerConstraint* c) { (void)c; update_constraint(); }
 
-  // Whether 'serial' is that of the latest user action (button or key press, touch down)
-  // and went to 'client' (xdg_activation tokens carry one to prove user intent).
+  // Whether 'serial' is that of the latest user action (button or key press, touch down,
+  // or the release of that button) and went to 'client' (xdg_activation tokens carry one
+  // to prove user intent; xdg_popup grabs need one).
   bool is_latest_user_action(wl_client* client, uint32_t serial) const;
 
   // Keyboard shortcuts inhibitors: at most one per surface. While one is active the
@@ -296,6 +298,7 @@ class Seat final : public InputSink {
   ShortcutsInhibitor* active_inhibitor_ = nullptr;
   wl_client* action_client_ = nullptr;  // compared only, never dereferenced
   uint32_t action_serial_ = 0;
+  std::optional<uint32_t> action_release_serial_;  // the release of that button
 
   double x_ = 0, y_ = 0;
   Surface* pointer_focus_ = nullptr;

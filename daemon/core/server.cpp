@@ -179,6 +179,7 @@ bool Server::init(std::string* error) {
   create_data_device_global(*this);
   create_primary_selection_global(*this);
   create_screencopy_global(*this);
+  create_virtual_pointer_global(*this);
   create_xdg_output_global(*this);
   create_linux_dmabuf_global(*this);  // only when EGL imports dmabufs and a device is known
   create_drm_syncobj_global(*this);   // only when the display device has timeline syncobjs

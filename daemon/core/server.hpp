@@ -86,6 +86,11 @@ class Server {
   // or nullopt. Set by the KMS backend; call linux_dmabuf_feedback_changed() when the
   // answer for a surface changes.
   std::function<std::optional<FormatSet>(Surface&)> scanout_formats;
+  // Asked when 'client' commits a buffer to an xdg_surface before acking its initial
+  // configure: true accepts it as an implicit ack ([compat] unconfigured_buffer = "accept"
+  // or a rule's; docs/configuration.md), false posts xdg_surface.unconfigured_buffer. Set
+  // by whoever holds the config (ServerControl; the wlcs module); null: strict for everyone.
+  std::function<bool(wl_client*)> accept_unconfigured_buffer;
   std::vector<std::unique_ptr<Output>>& outputs() { return outputs_; }
   Output* output_for_resource(wl_resource* output_resource) const;
   // The output holding a layout point, else the first one; null without outputs.

@@ -332,10 +332,21 @@ bool LayerSurface::pre_commit(Surface& s) {
   const bool will_have_buffer =
       (p.committed & SurfaceState::kBuffer) ? p.buffer_resource != nullptr : s.has_content();
   if (will_have_buffer && !configured_) {
-    // The protocol names no code; wlroots and smithay post this one, on this object.
-    wl_resource_post_error(resource_, ZWLR_LAYER_SHELL_V1_ERROR_ALREADY_CONSTRUCTED,
-                           "buffer committed before the first ack_configure");
-    return false;
+    Server& server = s.server();
+    if (!server.accept_unconfigured_buffer || !server.accept_unconfigured_buffer(s.client())) {
+      // The protocol names no code; wlroots and smithay post this one, on this object.
+      wl_resource_post_error(resource_, ZWLR_LAYER_SHELL_V1_ERROR_ALREADY_CONSTRUCTED,
+                             "buffer committed before the first ack_configure");
+      return false;
+    }
+    // [compat] unconfigured_buffer = "accept", as for xdg surfaces: the buffer stands for an
+    // ack of the configure sent (or sent at this commit's placement); its serial stays
+    // ackable. A buffer in the initial commit itself makes it the initial commit too.
+    configured_ = true;
+    if (!initial_committed_) {
+      if (!output_ && !output_chosen_) output_ = shell_.default_output();
+      initial_committed_ = true;
+    }
   }
   const uint32_t horizontal = kLeft | kRight, vertical = kTop | kBottom;
   if (pending_.width == 0 && (pending_.anchor & horizontal) != horizontal) {

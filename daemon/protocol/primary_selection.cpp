@@ -5,6 +5,11 @@
 // whenever it changes. X11 PRIMARY is bridged by xwayland/selection.cpp through the same
 // seat slot.
 //
+// gtk_primary_selection (GTK 3's older protocol, protocol/gtk-primary-selection.xml) is the
+// same protocol under other names: same requests and events in the same order. One
+// implementation serves both wires (PrimaryWire: which interfaces an object's resources
+// have); a gtk source can be the selection a zwp client pastes, and back.
+//
 // Main thread only. Source, Offer and Device each own their wl_resource and are deleted in
 // its destroy callback. The Manager (kept by the Server) lists the devices; if it goes
 // first, devices become inert.
@@ -16,6 +21,7 @@
 #include "core/seat.hpp"
 #include "core/server.hpp"
 #include "core/surface.hpp"
+#include "gtk-primary-selection-protocol.h"
 #include "primary-selection-unstable-v1-protocol.h"
 #include "protocol/globals.hpp"
 #include "protocol/selection_devices.hpp"
@@ -32,18 +38,44 @@ constexpr Seat::Selection kPrimary = Seat::Selection::primary;
 
 void destroy_request(wl_client*, wl_resource* r) { wl_resource_destroy(r); }
 
+struct PrimaryWire {
+  const wl_interface *manager, *device, *offer, *source;
+};
+constexpr PrimaryWire kZwp = {&zwp_primary_selection_device_manager_v1_interface,
+                              &zwp_primary_selection_device_v1_interface,
+                              &zwp_primary_selection_offer_v1_interface,
+                              &zwp_primary_selection_source_v1_interface};
+constexpr PrimaryWire kGtk = {&gtk_primary_selection_device_manager_interface,
+                              &gtk_primary_selection_device_interface,
+                              &gtk_primary_selection_offer_interface,
+                              &gtk_primary_selection_source_interface};
+// The zwp_* senders post by opcode; gtk's events have the same ones.
+constexpr bool same_opcode(uint32_t zwp, uint32_t gtk) { return zwp == gtk; }
+static_assert(same_opcode(ZWP_PRIMARY_SELECTION_SOURCE_V1_SEND, GTK_PRIMARY_SELECTION_SOURCE_SEND));
+static_assert(same_opcode(ZWP_PRIMARY_SELECTION_SOURCE_V1_CANCELLED,
+                          GTK_PRIMARY_SELECTION_SOURCE_CANCELLED));
+static_assert(same_opcode(ZWP_PRIMARY_SELECTION_OFFER_V1_OFFER, GTK_PRIMARY_SELECTION_OFFER_OFFER));
+static_assert(same_opcode(ZWP_PRIMARY_SELECTION_DEVICE_V1_DATA_OFFER,
+                          GTK_PRIMARY_SELECTION_DEVICE_DATA_OFFER));
+static_assert(same_opcode(ZWP_PRIMARY_SELECTION_DEVICE_V1_SELECTION,
+                          GTK_PRIMARY_SELECTION_DEVICE_SELECTION));
+
+// Whether 'r' is an object of 'impl' on either wire ('which': &PrimaryWire::source etc.).
+bool instance_of(wl_resource* r, const wl_interface* PrimaryWire::*which, const void* impl) {
+  return r && (wl_resource_instance_of(r, kZwp.*which, impl) ||
+               wl_resource_instance_of(r, kGtk.*which, impl));
+}
+
 // ---- zwp_primary_selection_source_v1 ----
 
 class Source final : public SelectionSource {
  public:
-  Source(wl_client* client, uint32_t version, uint32_t id) {
-    resource_ = wl_resource_create(client, &zwp_primary_selection_source_v1_interface,
-                                   int(version), id);
+  Source(wl_client* client, const PrimaryWire& wire, uint32_t version, uint32_t id) {
+    resource_ = wl_resource_create(client, wire.source, int(version), id);
     if (resource_) wl_resource_set_implementation(resource_, &impl_, this, handle_destroy);
   }
   static Source* from_resource(wl_resource* r) {
-    if (!r || !wl_resource_instance_of(r, &zwp_primary_selection_source_v1_interface, &impl_))
-      return nullptr;
+    if (!instance_of(r, &PrimaryWire::source, &impl_)) return nullptr;
     return static_cast<Source*>(wl_resource_get_user_data(r));
   }
   wl_resource* resource() const { return resource_; }
@@ -77,13 +109,13 @@ const struct zwp_primary_selection_source_v1_interface Source::impl_ = {
 
 class Offer {
  public:
-  Offer(wl_client* client, uint32_t version, SelectionSource& source) : source_(&source) {
+  Offer(wl_client* client, const PrimaryWire& wire, uint32_t version, SelectionSource& source)
+      : source_(&source) {
     source_destroy_.connect(&source.on_destroy, [this](void*) {
       source_ = nullptr;
       source_destroy_.disconnect();
     });
-    resource_ = wl_resource_create(client, &zwp_primary_selection_offer_v1_interface,
-                                   int(version), 0);
+    resource_ = wl_resource_create(client, wire.offer, int(version), 0);
     if (resource_) wl_resource_set_implementation(resource_, &impl_, this, handle_destroy);
   }
   wl_resource* resource() const { return resource_; }
@@ -115,7 +147,8 @@ class Manager;
 
 class Device {
  public:
-  Device(wl_client* client, uint32_t version, uint32_t id, Manager* manager, Seat* seat);
+  Device(wl_client* client, const PrimaryWire& wire, uint32_t version, uint32_t id,
+         Manager* manager, Seat* seat);
   ~Device();
   wl_resource* resource() const { return resource_; }
   Seat* seat() const { return seat_; }
@@ -134,6 +167,7 @@ class Device {
   }
   static const struct zwp_primary_selection_device_v1_interface impl_;
 
+  const PrimaryWire& wire_;
   wl_resource* resource_ = nullptr;
   Manager* manager_;
   Seat* seat_;
@@ -142,15 +176,21 @@ class Device {
 class Manager final : public Server::Global {
  public:
   explicit Manager(Server& server) {
-    wl_global_create(server.display(), &zwp_primary_selection_device_manager_v1_interface,
-                     kVersion, this, bind);
+    for (Wire* w : {&zwp_, &gtk_})
+      wl_global_create(server.display(), w->wire->manager, kVersion, w, bind);
   }
   SelectionDevices<Device> devices{kPrimary};
 
  private:
+  // Bind data of one wire's global, and user data of its manager resources.
+  struct Wire {
+    Manager* manager;
+    const PrimaryWire* wire;
+  };
+  static Wire* wire_of(wl_resource* r) { return static_cast<Wire*>(wl_resource_get_user_data(r)); }
   static void bind(wl_client* client, void* data, uint32_t version, uint32_t id) {
-    wl_resource* r = wl_resource_create(client, &zwp_primary_selection_device_manager_v1_interface,
-                                        int(version), id);
+    auto* w = static_cast<Wire*>(data);
+    wl_resource* r = wl_resource_create(client, w->wire->manager, int(version), id);
     if (!r) {
       wl_client_post_no_memory(client);
       return;
@@ -158,7 +198,7 @@ class Manager final : public Server::Global {
     wl_resource_set_implementation(r, &impl_, data, nullptr);
   }
   static void handle_create_source(wl_client* client, wl_resource* r, uint32_t id) {
-    auto* source = new Source(client, uint32_t(wl_resource_get_version(r)), id);
+    auto* source = new Source(client, *wire_of(r)->wire, uint32_t(wl_resource_get_version(r)), id);
     if (!source->resource()) {
       delete source;
       wl_client_post_no_memory(client);
@@ -166,11 +206,11 @@ class Manager final : public Server::Global {
   }
   static void handle_get_device(wl_client* client, wl_resource* r, uint32_t id,
                                 wl_resource* seat_resource) {
-    auto* self = static_cast<Manager*>(wl_resource_get_user_data(r));
+    Manager* self = wire_of(r)->manager;
     Seat* seat = seat_from_resource(seat_resource);
     if (seat) self->devices.watch(*seat);
-    auto* device =
-        new Device(client, uint32_t(wl_resource_get_version(r)), id, seat ? self : nullptr, seat);
+    auto* device = new Device(client, *wire_of(r)->wire, uint32_t(wl_resource_get_version(r)), id,
+                              seat ? self : nullptr, seat);
     if (!device->resource()) {
       delete device;
       wl_client_post_no_memory(client);
@@ -180,6 +220,8 @@ class Manager final : public Server::Global {
       device->send_selection();
   }
   static const struct zwp_primary_selection_device_manager_v1_interface impl_;
+
+  Wire zwp_{this, &kZwp}, gtk_{this, &kGtk};
 };
 
 const struct zwp_primary_selection_device_manager_v1_interface Manager::impl_ = {
@@ -193,10 +235,10 @@ const struct zwp_primary_selection_device_v1_interface Device::impl_ = {
     .destroy = destroy_request,
 };
 
-Device::Device(wl_client* client, uint32_t version, uint32_t id, Manager* manager, Seat* seat)
-    : manager_(manager), seat_(seat) {
-  resource_ = wl_resource_create(client, &zwp_primary_selection_device_v1_interface,
-                                 int(version), id);
+Device::Device(wl_client* client, const PrimaryWire& wire, uint32_t version, uint32_t id,
+               Manager* manager, Seat* seat)
+    : wire_(wire), manager_(manager), seat_(seat) {
+  resource_ = wl_resource_create(client, wire.device, int(version), id);
   if (!resource_) return;
   wl_resource_set_implementation(resource_, &impl_, this, handle_destroy);
   if (manager_) manager_->devices.add(this);
@@ -210,7 +252,7 @@ void Device::send_selection() {
   send_selection_offer<Offer>(resource_, seat_ ? seat_->selection(kPrimary) : nullptr,
                               zwp_primary_selection_device_v1_send_data_offer,
                               zwp_primary_selection_offer_v1_send_offer,
-                              zwp_primary_selection_device_v1_send_selection);
+                              zwp_primary_selection_device_v1_send_selection, wire_);
 }
 
 void Device::handle_set_selection(wl_client*, wl_resource* r, wl_resource* source_resource,

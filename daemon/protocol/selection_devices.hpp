@@ -53,20 +53,20 @@ class SelectionDevices {
   Listener focus_changed_, selection_changed_;
 };
 
-// Announces 'source' to one device: a new Offer (constructed as Offer(client, version,
-// source), owning its resource), its MIME types, then the selection event; with no source,
-// a null selection. Posts no_memory when the offer cannot be made.
-template <typename Offer>
+// Announces 'source' to one device: a new Offer (constructed as Offer(client, extra...,
+// version, source), owning its resource), its MIME types, then the selection event; with
+// no source, a null selection. Posts no_memory when the offer cannot be made.
+template <typename Offer, typename... Extra>
 void send_selection_offer(wl_resource* device, SelectionSource* source,
                           void (*data_offer)(wl_resource*, wl_resource*),
                           void (*mime)(wl_resource*, const char*),
-                          void (*selection)(wl_resource*, wl_resource*)) {
+                          void (*selection)(wl_resource*, wl_resource*), const Extra&... extra) {
   if (!source) {
     selection(device, nullptr);
     return;
   }
   wl_client* client = wl_resource_get_client(device);
-  auto* offer = new Offer(client, uint32_t(wl_resource_get_version(device)), *source);
+  auto* offer = new Offer(client, extra..., uint32_t(wl_resource_get_version(device)), *source);
   if (!offer->resource()) {
     delete offer;
     wl_client_post_no_memory(client);

@@ -109,8 +109,7 @@ XdgPopup::~XdgPopup() {
 }
 
 XdgPopup* XdgPopup::from_resource(wl_resource* resource) {
-  if (!resource || !wl_resource_instance_of(resource, &xdg_popup_interface, &kPopupImpl))
-    return nullptr;
+  if (!xdg_resource_instance_of(resource, &XdgInterfaces::popup, &kPopupImpl)) return nullptr;
   return pp(resource);
 }
 

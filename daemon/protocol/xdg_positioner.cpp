@@ -156,4 +156,21 @@ Rect xdg_position(const XdgPositionerRules& rules, const Rect& c) {
   return box;
 }
 
+bool xdg_anchor_from_v6(uint32_t bits, XdgAnchor* out) {
+  constexpr uint32_t kTop = 1, kBottom = 2, kLeft = 4, kRight = 8;
+  if ((bits & ~(kTop | kBottom | kLeft | kRight)) || (bits & (kTop | kBottom)) == (kTop | kBottom) ||
+      (bits & (kLeft | kRight)) == (kLeft | kRight))
+    return false;
+  static constexpr XdgAnchor kByEdges[3][3] = {
+      // none, left, right
+      {XdgAnchor::none, XdgAnchor::left, XdgAnchor::right},                 // neither
+      {XdgAnchor::top, XdgAnchor::top_left, XdgAnchor::top_right},          // top
+      {XdgAnchor::bottom, XdgAnchor::bottom_left, XdgAnchor::bottom_right}, // bottom
+  };
+  int row = (bits & kTop) ? 1 : (bits & kBottom) ? 2 : 0;
+  int col = (bits & kLeft) ? 1 : (bits & kRight) ? 2 : 0;
+  *out = kByEdges[row][col];
+  return true;
+}
+
 }  // namespace ferry

@@ -47,6 +47,11 @@ struct XdgPositionerRules {
 // Whether a wire value is a member of the anchor (= gravity) enum.
 inline bool xdg_anchor_valid(uint32_t v) { return v <= uint32_t(XdgAnchor::bottom_right); }
 
+// zxdg_positioner_v6 writes anchor and gravity as bitfields (top 1, bottom 2, left 4,
+// right 8). The stable value of 'bits'; false for opposite edges (top|bottom, left|right)
+// or unknown bits, which v6 makes invalid_input.
+bool xdg_anchor_from_v6(uint32_t bits, XdgAnchor* out);
+
 // The placement before any constraint adjustment: anchor point on the anchor rectangle,
 // gravity direction, plus the offset.
 Rect xdg_position_unconstrained(const XdgPositionerRules& rules);

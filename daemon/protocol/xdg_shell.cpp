@@ -10,12 +10,36 @@
 #include "protocol/inert_resource.hpp"
 #include "util/log.hpp"
 #include "xdg-shell-protocol.h"
+#include "xdg-shell-unstable-v6-protocol.h"
 
 namespace ferry {
 
 namespace {
 
 constexpr uint32_t kWmBaseVersion = 5;
+constexpr uint32_t kShellV6Version = 1;
+
+constexpr bool same_value(uint32_t v6, uint32_t stable) { return v6 == stable; }
+// zxdg_shell_v6 errors ferry posts with the stable names.
+static_assert(same_value(ZXDG_SHELL_V6_ERROR_ROLE, XDG_WM_BASE_ERROR_ROLE));
+static_assert(same_value(ZXDG_SHELL_V6_ERROR_DEFUNCT_SURFACES, XDG_WM_BASE_ERROR_DEFUNCT_SURFACES));
+static_assert(same_value(ZXDG_SHELL_V6_ERROR_NOT_THE_TOPMOST_POPUP, XDG_WM_BASE_ERROR_NOT_THE_TOPMOST_POPUP));
+static_assert(same_value(ZXDG_SHELL_V6_ERROR_INVALID_POPUP_PARENT, XDG_WM_BASE_ERROR_INVALID_POPUP_PARENT));
+static_assert(same_value(ZXDG_SHELL_V6_ERROR_INVALID_SURFACE_STATE, XDG_WM_BASE_ERROR_INVALID_SURFACE_STATE));
+static_assert(same_value(ZXDG_SHELL_V6_ERROR_INVALID_POSITIONER, XDG_WM_BASE_ERROR_INVALID_POSITIONER));
+static_assert(same_value(ZXDG_POSITIONER_V6_ERROR_INVALID_INPUT, XDG_POSITIONER_ERROR_INVALID_INPUT));
+static_assert(same_value(ZXDG_SURFACE_V6_ERROR_NOT_CONSTRUCTED, XDG_SURFACE_ERROR_NOT_CONSTRUCTED));
+static_assert(same_value(ZXDG_SURFACE_V6_ERROR_ALREADY_CONSTRUCTED, XDG_SURFACE_ERROR_ALREADY_CONSTRUCTED));
+static_assert(same_value(ZXDG_SURFACE_V6_ERROR_UNCONFIGURED_BUFFER, XDG_SURFACE_ERROR_UNCONFIGURED_BUFFER));
+static_assert(same_value(ZXDG_POPUP_V6_ERROR_INVALID_GRAB, XDG_POPUP_ERROR_INVALID_GRAB));
+// The events ferry sends have the same opcodes on both wires.
+static_assert(same_value(ZXDG_SHELL_V6_PING, XDG_WM_BASE_PING));
+static_assert(same_value(ZXDG_SURFACE_V6_CONFIGURE, XDG_SURFACE_CONFIGURE));
+static_assert(same_value(ZXDG_TOPLEVEL_V6_CONFIGURE, XDG_TOPLEVEL_CONFIGURE));
+static_assert(same_value(ZXDG_TOPLEVEL_V6_CLOSE, XDG_TOPLEVEL_CLOSE));
+static_assert(same_value(ZXDG_POPUP_V6_CONFIGURE, XDG_POPUP_CONFIGURE));
+static_assert(same_value(ZXDG_POPUP_V6_POPUP_DONE, XDG_POPUP_POPUP_DONE));
+static_assert(same_value(ZXDG_TOPLEVEL_V6_STATE_ACTIVATED, XDG_TOPLEVEL_STATE_ACTIVATED));
 constexpr int kPingIntervalMs = 10'000;
 constexpr int32_t kCascadeStep = 32;
 constexpr uint32_t kCascadeSlots = 10;
@@ -73,6 +97,26 @@ void positioner_set_gravity(wl_client*, wl_resource* r, uint32_t gravity) {
   rules_of(r).gravity = XdgGravity(gravity);
 }
 
+// zxdg_positioner_v6: the same, with anchor and gravity as edge bitfields.
+void positioner_v6_set_edges(wl_resource* r, uint32_t bits, XdgAnchor XdgPositionerRules::*field,
+                             const char* what) {
+  XdgAnchor value;
+  if (!xdg_anchor_from_v6(bits, &value)) {
+    wl_resource_post_error(r, ZXDG_POSITIONER_V6_ERROR_INVALID_INPUT, "invalid %s bits 0x%x", what,
+                           bits);
+    return;
+  }
+  rules_of(r).*field = value;
+}
+
+void positioner_v6_set_anchor(wl_client*, wl_resource* r, uint32_t bits) {
+  positioner_v6_set_edges(r, bits, &XdgPositionerRules::anchor, "anchor");
+}
+
+void positioner_v6_set_gravity(wl_client*, wl_resource* r, uint32_t bits) {
+  positioner_v6_set_edges(r, bits, &XdgPositionerRules::gravity, "gravity");
+}
+
 void positioner_set_constraint_adjustment(wl_client*, wl_resource* r, uint32_t adj) {
   // Unknown bits are ignored: the enum is a bitfield that may grow.
   rules_of(r).constraint_adjustment = adj;
@@ -101,6 +145,12 @@ const struct xdg_positioner_interface kPositionerImpl = {
     positioner_set_gravity,     positioner_set_constraint_adjustment,
     positioner_set_offset,      positioner_set_reactive,
     positioner_set_parent_size, positioner_set_parent_configure,
+};
+
+const struct zxdg_positioner_v6_interface kPositionerV6Impl = {
+    positioner_destroy,        positioner_set_size,       positioner_set_anchor_rect,
+    positioner_v6_set_anchor,  positioner_v6_set_gravity, positioner_set_constraint_adjustment,
+    positioner_set_offset,
 };
 
 void positioner_resource_destroy(wl_resource* r) {
@@ -135,7 +185,7 @@ void xdg_surface_get_toplevel(wl_client* client, wl_resource* r, uint32_t id) {
   }
   wl_resource* err = s->wm_base() ? s->wm_base()->resource() : r;
   if (!surface->set_role("xdg_toplevel", err, XDG_WM_BASE_ERROR_ROLE)) return;
-  wl_resource* res = wl_resource_create(client, &xdg_toplevel_interface,
+  wl_resource* res = wl_resource_create(client, xdg_interfaces(s->wire()).toplevel,
                                         wl_resource_get_version(r), id);
   if (!res) {
     wl_client_post_no_memory(client);
@@ -176,7 +226,7 @@ void xdg_surface_get_popup(wl_client* client, wl_resource* r, uint32_t id,
     }
   }
   if (!surface->set_role("xdg_popup", err, XDG_WM_BASE_ERROR_ROLE)) return;
-  wl_resource* res = wl_resource_create(client, &xdg_popup_interface,
+  wl_resource* res = wl_resource_create(client, xdg_interfaces(s->wire()).popup,
                                         wl_resource_get_version(r), id);
   if (!res) {
     wl_client_post_no_memory(client);
@@ -236,14 +286,16 @@ void wm_destroy(wl_client*, wl_resource* r) {
 }
 
 void wm_create_positioner(wl_client* client, wl_resource* r, uint32_t id) {
-  wl_resource* res = wl_resource_create(client, &xdg_positioner_interface,
+  XdgWire wire = wm(r)->wire();
+  wl_resource* res = wl_resource_create(client, xdg_interfaces(wire).positioner,
                                         wl_resource_get_version(r), id);
   if (!res) {
     wl_client_post_no_memory(client);
     return;
   }
-  wl_resource_set_implementation(res, &kPositionerImpl, new XdgPositioner(res),
-                                 positioner_resource_destroy);
+  const void* impl = wire == XdgWire::v6 ? static_cast<const void*>(&kPositionerV6Impl)
+                                         : static_cast<const void*>(&kPositionerImpl);
+  wl_resource_set_implementation(res, impl, new XdgPositioner(res), positioner_resource_destroy);
 }
 
 void wm_get_xdg_surface(wl_client* client, wl_resource* r, uint32_t id,
@@ -263,21 +315,25 @@ void wm_get_xdg_surface(wl_client* client, wl_resource* r, uint32_t id,
                            wl_resource_get_id(surface_resource), role ? role : "object");
     return;
   }
-  wl_resource* res = wl_resource_create(client, &xdg_surface_interface,
+  // xdg-shell calls this a client error without naming a code; the request is the
+  // xdg_wm_base's and the state is the wl_surface's: invalid_surface_state, as wlroots and
+  // wlcs have it (unconfigured_buffer is about an xdg_surface that exists).
+  const auto& p = surface->pending();
+  bool pending_buffer = (p.committed & SurfaceState::kBuffer) && p.buffer_resource;
+  if (surface->has_content() || pending_buffer) {
+    wl_resource_post_error(r, XDG_WM_BASE_ERROR_INVALID_SURFACE_STATE,
+                           "get_xdg_surface: wl_surface@%u already has a buffer %s",
+                           wl_resource_get_id(surface_resource),
+                           pending_buffer ? "attached" : "committed");
+    return;
+  }
+  wl_resource* res = wl_resource_create(client, xdg_interfaces(wm(r)->wire()).surface,
                                         wl_resource_get_version(r), id);
   if (!res) {
     wl_client_post_no_memory(client);
     return;
   }
-  auto* s = new XdgSurface(*wm(r), *surface, res);  // owned by 'res'
-  const auto& p = surface->pending();
-  bool pending_buffer = (p.committed & SurfaceState::kBuffer) && p.buffer_resource;
-  if (surface->has_content() || pending_buffer) {
-    wl_resource_post_error(res, XDG_SURFACE_ERROR_UNCONFIGURED_BUFFER,
-                           "get_xdg_surface: wl_surface already has a buffer");
-    return;
-  }
-  (void)s;
+  new XdgSurface(*wm(r), *surface, res);  // owned by 'res'
 }
 
 void wm_pong(wl_client*, wl_resource* r, uint32_t serial) { wm(r)->pong(serial); }
@@ -288,22 +344,33 @@ const struct xdg_wm_base_interface kWmBaseImpl = {
 
 void wm_resource_destroy(wl_resource* r) { delete wm(r); }
 
+template <XdgWire kWire>
 void bind_wm_base(wl_client* client, void* data, uint32_t version, uint32_t id) {
   auto* shell = static_cast<XdgShell*>(data);
-  wl_resource* res = wl_resource_create(client, &xdg_wm_base_interface,
-                                        int(std::min(version, kWmBaseVersion)), id);
+  uint32_t highest = kWire == XdgWire::v6 ? kShellV6Version : kWmBaseVersion;
+  wl_resource* res = wl_resource_create(client, xdg_interfaces(kWire).wm_base,
+                                        int(std::min(version, highest)), id);
   if (!res) {
     wl_client_post_no_memory(client);
     return;
   }
-  new XdgWmBase(*shell, res);  // owned by 'res'
+  new XdgWmBase(*shell, res, kWire);  // owned by 'res'
 }
+
+constexpr XdgInterfaces kStableInterfaces = {&xdg_wm_base_interface, &xdg_positioner_interface,
+                                             &xdg_surface_interface, &xdg_toplevel_interface,
+                                             &xdg_popup_interface};
+constexpr XdgInterfaces kV6Interfaces = {&zxdg_shell_v6_interface, &zxdg_positioner_v6_interface,
+                                         &zxdg_surface_v6_interface, &zxdg_toplevel_v6_interface,
+                                         &zxdg_popup_v6_interface};
+
 
 }  // namespace
 
 // ---- XdgWmBase -------------------------------------------------------------------------
 
-XdgWmBase::XdgWmBase(XdgShell& shell, wl_resource* resource) : shell_(shell), resource_(resource) {
+XdgWmBase::XdgWmBase(XdgShell& shell, wl_resource* resource, XdgWire wire)
+    : shell_(shell), resource_(resource), wire_(wire) {
   wl_resource_set_implementation(resource, &kWmBaseImpl, this, wm_resource_destroy);
   timer_ = wl_event_loop_add_timer(shell_.server().loop(), &XdgWmBase::ping_timer, this);
   if (timer_) wl_event_source_timer_update(timer_, kPingIntervalMs);
@@ -315,8 +382,7 @@ XdgWmBase::~XdgWmBase() {
 }
 
 XdgWmBase* XdgWmBase::from_resource(wl_resource* resource) {
-  if (!resource || !wl_resource_instance_of(resource, &xdg_wm_base_interface, &kWmBaseImpl))
-    return nullptr;
+  if (!xdg_resource_instance_of(resource, &XdgInterfaces::wm_base, &kWmBaseImpl)) return nullptr;
   return wm(resource);
 }
 
@@ -378,8 +444,9 @@ bool XdgShell::output_alive(const Output* o) const { return o && server_.has_out
 // ---- XdgPositioner ---------------------------------------------------------------------
 
 XdgPositioner* XdgPositioner::from_resource(wl_resource* resource) {
-  if (!resource ||
-      !wl_resource_instance_of(resource, &xdg_positioner_interface, &kPositionerImpl))
+  if (!resource || !(wl_resource_instance_of(resource, &xdg_positioner_interface, &kPositionerImpl) ||
+                     wl_resource_instance_of(resource, &zxdg_positioner_v6_interface,
+                                             &kPositionerV6Impl)))
     return nullptr;
   return static_cast<XdgPositioner*>(wl_resource_get_user_data(resource));
 }
@@ -387,7 +454,7 @@ XdgPositioner* XdgPositioner::from_resource(wl_resource* resource) {
 // ---- XdgSurface ------------------------------------------------------------------------
 
 XdgSurface::XdgSurface(XdgWmBase& wm_base, Surface& surface, wl_resource* resource)
-    : wm_(&wm_base), surface_(&surface), resource_(resource) {
+    : wm_(&wm_base), surface_(&surface), resource_(resource), wire_(wm_base.wire()) {
   wl_resource_set_implementation(resource, &kXdgSurfaceImpl, this, xdg_surface_resource_destroy);
   wm_->surfaces().push_back(this);
   surface.set_role_object(this);
@@ -408,8 +475,7 @@ XdgSurface::~XdgSurface() {
 }
 
 XdgSurface* XdgSurface::from_resource(wl_resource* resource) {
-  if (!resource || !wl_resource_instance_of(resource, &xdg_surface_interface, &kXdgSurfaceImpl))
-    return nullptr;
+  if (!xdg_resource_instance_of(resource, &XdgInterfaces::surface, &kXdgSurfaceImpl)) return nullptr;
   return xs(resource);
 }
 
@@ -507,8 +573,29 @@ void XdgSurface::send_configure_idle(void* data) {
   self->send_configure();
 }
 
-void XdgSurface::send_configure() {
-  if (!surface_ || (!toplevel_ && !popup_)) return;
+void XdgSurface::implicit_ack() {
+  // The buffer stands for an ack of the newest configure of this mapping, sent now if it
+  // was not (the initial commit's configure waits in an idle callback; a buffer in the
+  // initial commit itself has none yet). Its serial stays in configures_: the client sees
+  // the configure after this commit and may still ack it.
+  initial_committed_ = true;
+  auto newest = std::find_if(configures_.rbegin(), configures_.rend(),
+                             [this](const XdgConfigure& c) { return c.generation == generation_; });
+  if (newest == configures_.rend() || configure_idle_) {
+    if (configure_idle_) {
+      wl_event_source_remove(configure_idle_);
+      configure_idle_ = nullptr;
+    }
+    if (!send_configure()) return;
+    newest = configures_.rbegin();
+  }
+  acked_ = *newest;
+  has_acked_ = true;
+  configured_ = true;
+}
+
+bool XdgSurface::send_configure() {
+  if (!surface_ || (!toplevel_ && !popup_)) return false;
   XdgConfigure c;
   c.generation = generation_;
   if (toplevel_) toplevel_->fill_configure(c);
@@ -518,6 +605,7 @@ void XdgSurface::send_configure() {
   if (popup_) popup_->send_configure_events(c);
   configures_.push_back(c);
   xdg_surface_send_configure(resource_, c.serial);
+  return true;
 }
 
 void XdgSurface::reset() {
@@ -538,9 +626,13 @@ bool XdgSurface::pre_commit(Surface& s) {
   bool will_have_buffer = (p.committed & SurfaceState::kBuffer) ? p.buffer_resource != nullptr
                                                                  : s.has_content();
   if (will_have_buffer && !configured_) {
-    wl_resource_post_error(resource_, XDG_SURFACE_ERROR_UNCONFIGURED_BUFFER,
-                           "buffer committed before the first ack_configure");
-    return false;
+    Server& server = s.server();
+    if (!server.accept_unconfigured_buffer || !server.accept_unconfigured_buffer(s.client())) {
+      wl_resource_post_error(resource_, XDG_SURFACE_ERROR_UNCONFIGURED_BUFFER,
+                             "buffer committed before the first ack_configure");
+      return false;
+    }
+    implicit_ack();
   }
   if (toplevel_ && !toplevel_->pre_commit()) return false;
   if (popup_ && !popup_->pre_commit(will_have_buffer)) return false;
@@ -604,11 +696,24 @@ std::vector<XdgToplevel*> xdg_toplevels(Server& server) {
   return out;
 }
 
+const XdgInterfaces& xdg_interfaces(XdgWire wire) {
+  return wire == XdgWire::v6 ? kV6Interfaces : kStableInterfaces;
+}
+
+bool xdg_resource_instance_of(wl_resource* r, const wl_interface* XdgInterfaces::*which,
+                              const void* impl) {
+  return r && (wl_resource_instance_of(r, kStableInterfaces.*which, impl) ||
+               wl_resource_instance_of(r, kV6Interfaces.*which, impl));
+}
+
 void create_xdg_shell_global(Server& server) {
   auto g = std::make_unique<XdgShellGlobal>(server);
   if (!wl_global_create(server.display(), &xdg_wm_base_interface, int(kWmBaseVersion), &g->shell,
-                        bind_wm_base))
+                        bind_wm_base<XdgWire::stable>))
     log_error("xdg_shell: cannot create the xdg_wm_base global");
+  if (!wl_global_create(server.display(), &zxdg_shell_v6_interface, int(kShellV6Version),
+                        &g->shell, bind_wm_base<XdgWire::v6>))
+    log_error("xdg_shell: cannot create the zxdg_shell_v6 global");
   server.keep(std::move(g));
 }
 

@@ -1,5 +1,6 @@
 #pragma once
-// xdg_wm_base (stable xdg-shell, version 5): positioners, xdg_surface with its configure /
+// xdg_wm_base (stable xdg-shell, version 5) and zxdg_shell_v6 (its unstable ancestor, for
+// old clients and wlcs): positioners, xdg_surface with its configure /
 // ack_configure sequence, toplevels (View in the scene, states, size hints, parent) and
 // popups (placed by the positioner against the output, nested, dismissed with their parent).
 //
@@ -31,10 +32,25 @@ class XdgShell;
 class XdgSurface;
 class XdgToplevel;
 
+// The wire protocol of an xdg object. One implementation serves both: zxdg_shell_v6's
+// requests and events are stable version 1's, same opcodes and argument types, except the
+// positioner's anchor/gravity bitfields (translated: xdg_anchor_from_v6) and the error
+// enums (v6's xdg_toplevel has none: requests stable answers with an xdg_toplevel error
+// are ignored there). Error codes v6 shares have the same values (static_asserts).
+enum class XdgWire { stable, v6 };
+struct XdgInterfaces {
+  const wl_interface *wm_base, *positioner, *surface, *toplevel, *popup;
+};
+const XdgInterfaces& xdg_interfaces(XdgWire wire);
+// Whether 'r' is one of ferry's xdg objects (implementation 'impl') on either wire; 'which'
+// names the interface, e.g. &XdgInterfaces::toplevel.
+bool xdg_resource_instance_of(wl_resource* r, const wl_interface* XdgInterfaces::*which,
+                              const void* impl);
+
 // One bound xdg_wm_base. Tracks its xdg_surfaces (defunct_surfaces check) and pings.
 class XdgWmBase {
  public:
-  XdgWmBase(XdgShell& shell, wl_resource* resource);
+  XdgWmBase(XdgShell& shell, wl_resource* resource, XdgWire wire);
   ~XdgWmBase();
   XdgWmBase(const XdgWmBase&) = delete;
   XdgWmBase& operator=(const XdgWmBase&) = delete;
@@ -42,6 +58,7 @@ class XdgWmBase {
 
   XdgShell& shell() const { return shell_; }
   wl_resource* resource() const { return resource_; }
+  XdgWire wire() const { return wire_; }
   std::vector<XdgSurface*>& surfaces() { return surfaces_; }
 
   // Sends xdg_wm_base.ping unless one is outstanding; pong() with its serial answers it.
@@ -54,6 +71,7 @@ class XdgWmBase {
 
   XdgShell& shell_;
   wl_resource* resource_;
+  XdgWire wire_;
   std::vector<XdgSurface*> surfaces_;
   uint32_t ping_serial_ = 0;
   wl_event_source* timer_ = nullptr;
@@ -144,6 +162,7 @@ class XdgSurface final : public SurfaceRole, public PopupParent {
   void post_commit(Surface& s) override;
 
   wl_resource* resource() const override { return resource_; }
+  XdgWire wire() const { return wire_; }
   // Null once the wl_surface is destroyed.
   Surface* surface() const { return surface_; }
   // Null once the xdg_wm_base is gone (client teardown).
@@ -175,13 +194,16 @@ class XdgSurface final : public SurfaceRole, public PopupParent {
 
  private:
   static void send_configure_idle(void* data);
-  void send_configure();
+  bool send_configure();  // false: no role object or wl_surface to configure
+  // A buffer committed before the first ack, accepted (Server::accept_unconfigured_buffer).
+  void implicit_ack();
   void surface_destroyed();
   void update_geometry();
 
   XdgWmBase* wm_;
   Surface* surface_;
   wl_resource* resource_;
+  XdgWire wire_;
   Kind kind_ = Kind::none;
   XdgToplevel* toplevel_ = nullptr;
   XdgPopup* popup_ = nullptr;
@@ -217,6 +239,7 @@ class XdgToplevel {
 
   wl_resource* resource() const { return resource_; }
   wl_client* client() const { return wl_resource_get_client(resource_); }
+  XdgWire wire() const { return wire_; }
   // Null once the xdg_surface or wl_surface is gone.
   XdgSurface* xdg_surface() const { return xdg_; }
   View* view() const { return view_.get(); }
@@ -278,6 +301,7 @@ class XdgToplevel {
 
   XdgSurface* xdg_;
   wl_resource* resource_;
+  XdgWire wire_;
   std::unique_ptr<View> view_;
   std::string title_, app_id_;
   XdgToplevel* parent_ = nullptr;

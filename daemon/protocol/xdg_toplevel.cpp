@@ -36,6 +36,14 @@ class ToplevelView final : public View {
 
 XdgToplevel* tl(wl_resource* r) { return static_cast<XdgToplevel*>(wl_resource_get_user_data(r)); }
 
+// zxdg_toplevel_v6 defines no error codes: a request stable xdg_toplevel answers with one
+// of its errors is ignored there (logged).
+bool v6_ignores(wl_resource* r, const char* what) {
+  if (tl(r)->wire() != XdgWire::v6) return false;
+  log_debug("zxdg_toplevel_v6@%u: %s ignored (v6 has no error for it)", wl_resource_get_id(r), what);
+  return true;
+}
+
 // Requests on a toplevel whose xdg_surface/wl_surface is gone are ignored.
 #define LIVE_OR_RETURN(t) \
   if (!(t)->xdg_surface()) return
@@ -47,6 +55,7 @@ void toplevel_set_parent(wl_client*, wl_resource* r, wl_resource* parent_resourc
   LIVE_OR_RETURN(t);
   XdgToplevel* parent = parent_resource ? XdgToplevel::from_resource(parent_resource) : nullptr;
   if (parent && parent->descends_from(t)) {
+    if (v6_ignores(r, "set_parent making a loop")) return;
     wl_resource_post_error(r, XDG_TOPLEVEL_ERROR_INVALID_PARENT,
                            "set_parent: the parent is this toplevel or one of its descendants");
     return;
@@ -88,6 +97,7 @@ void toplevel_resize(wl_client*, wl_resource* r, wl_resource*, uint32_t, uint32_
     case XDG_TOPLEVEL_RESIZE_EDGE_BOTTOM_RIGHT:
       return;  // valid; interactive resizes are not implemented
     default:
+      if (v6_ignores(r, "resize with an unknown edge")) return;
       wl_resource_post_error(r, XDG_TOPLEVEL_ERROR_INVALID_RESIZE_EDGE,
                              "resize: %u is not a resize_edge", edges);
   }
@@ -95,6 +105,7 @@ void toplevel_resize(wl_client*, wl_resource* r, wl_resource*, uint32_t, uint32_
 
 void toplevel_set_max_size(wl_client*, wl_resource* r, int32_t w, int32_t h) {
   if (w < 0 || h < 0) {
+    if (v6_ignores(r, "set_max_size with a negative size")) return;
     wl_resource_post_error(r, XDG_TOPLEVEL_ERROR_INVALID_SIZE,
                            "set_max_size: negative size %dx%d", w, h);
     return;
@@ -104,6 +115,7 @@ void toplevel_set_max_size(wl_client*, wl_resource* r, int32_t w, int32_t h) {
 
 void toplevel_set_min_size(wl_client*, wl_resource* r, int32_t w, int32_t h) {
   if (w < 0 || h < 0) {
+    if (v6_ignores(r, "set_min_size with a negative size")) return;
     wl_resource_post_error(r, XDG_TOPLEVEL_ERROR_INVALID_SIZE,
                            "set_min_size: negative size %dx%d", w, h);
     return;
@@ -166,7 +178,7 @@ void add_state(wl_array* states, uint32_t state) {
 }  // namespace
 
 XdgToplevel::XdgToplevel(XdgSurface& xdg, wl_resource* resource)
-    : xdg_(&xdg), resource_(resource) {
+    : xdg_(&xdg), resource_(resource), wire_(xdg.wire()) {
   wl_signal_init(&on_metadata);
   wl_signal_init(&on_unmap);
   wl_signal_init(&on_destroy);
@@ -187,8 +199,7 @@ XdgToplevel::~XdgToplevel() {
 }
 
 XdgToplevel* XdgToplevel::from_resource(wl_resource* resource) {
-  if (!resource || !wl_resource_instance_of(resource, &xdg_toplevel_interface, &kToplevelImpl))
-    return nullptr;
+  if (!xdg_resource_instance_of(resource, &XdgInterfaces::toplevel, &kToplevelImpl)) return nullptr;
   return tl(resource);
 }
 
@@ -329,6 +340,7 @@ void XdgToplevel::send_configure_events(const XdgConfigure& c) {
 bool XdgToplevel::pre_commit() {
   auto bad = [](int32_t min, int32_t max) { return max > 0 && min > max; };
   if (bad(pending_min_w_, pending_max_w_) || bad(pending_min_h_, pending_max_h_)) {
+    if (v6_ignores(resource_, "a min size larger than the max size")) return true;
     wl_resource_post_error(resource_, XDG_TOPLEVEL_ERROR_INVALID_SIZE,
                            "min size %dx%d is larger than max size %dx%d", pending_min_w_,
                            pending_min_h_, pending_max_w_, pending_max_h_);
@@ -421,6 +433,12 @@ void XdgToplevel::unmap() {
   if (xdg_) xdg_->dismiss_popups();
   view_->unmap();
   wl_signal_emit_mutable(&on_unmap, this);
+  // Where it is shown is the compositor's: mapped again, the window comes back where it
+  // was in its normal state (a dialog hidden and shown again does not wander the cascade).
+  if (current_.maximized || current_.fullscreen) {
+    wx_ = saved_x_;
+    wy_ = saved_y_;
+  }
   // Unmapping returns the toplevel to its state right after get_toplevel (spec).
   set_parent(nullptr);
   title_.clear();
@@ -429,7 +447,6 @@ void XdgToplevel::unmap() {
   current_ = XdgConfigure{};
   requested_w_ = requested_h_ = 0;
   sent_capabilities_ = false;
-  placed_ = false;
   if (xdg_) xdg_->reset();
 }
 

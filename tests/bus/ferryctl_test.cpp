@@ -72,7 +72,12 @@ TEST_F(FerryctlTest, GpusAndClients) {
       << r.out;
   r = ctl(ctl_env(), {"clients"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("3   4242  org.example.Game  ferry-run  0000:01:00.0  /usr/games/game"),
+  EXPECT_NE(r.out.find("3   4242  org.example.Game  ferry-run  0000:01:00.0  unconfigured_buffer  "
+                       "/usr/games/game"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("4   4343  foot              -          0000:00:02.0  -                    "
+                       "/usr/bin/foot"),
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("Surfaces:"), std::string::npos);

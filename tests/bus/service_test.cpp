@@ -75,6 +75,8 @@ TEST_F(ServiceTest, PropertiesCarryTheModel) {
   EXPECT_EQ(snap.clients[0].num("Pid"), 4242);
   EXPECT_EQ(snap.clients[0].str("Exe"), "/usr/games/game");
   EXPECT_EQ(snap.clients[0].str("Tag"), "ferry-run");
+  EXPECT_EQ(snap.clients[0].str("Compat"), "unconfigured_buffer");
+  EXPECT_EQ(snap.clients[1].str("Compat"), "");
 
   ASSERT_EQ(snap.surfaces.size(), 2u);
   const bus::Record& s = snap.surfaces[0];

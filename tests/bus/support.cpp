@@ -239,7 +239,8 @@ std::vector<bus::OutputInfo> FakeModel::outputs() const {
 }
 
 std::vector<bus::ClientInfo> FakeModel::clients() const {
-  return {{3, 4242, "/usr/games/game", "org.example.Game", "ferry-run", "0000:01:00.0"},
+  return {{3, 4242, "/usr/games/game", "org.example.Game", "ferry-run", "0000:01:00.0",
+           "unconfigured_buffer"},
           {4, 4343, "/usr/bin/foot", "foot", "", "0000:00:02.0"}};
 }
 

@@ -17,7 +17,32 @@ TEST(ConfigParse, EmptyGivesDefaults) {
   EXPECT_EQ(c.backend, Backend::automatic);
   EXPECT_EQ(c.default_transfer, TransferMode::automatic);
   EXPECT_EQ(c.link_capacity_bytes_per_s, 0u);
+  EXPECT_EQ(c.unconfigured_buffer, UnconfiguredBuffer::error);  // strict unless asked
   EXPECT_TRUE(c.rules.empty());
+}
+
+TEST(ConfigParse, CompatUnconfiguredBuffer) {
+  Config c = parse_ok(R"(
+[compat]
+unconfigured_buffer = "accept"
+
+[[rule]]
+exe = "old-game"
+unconfigured_buffer = "error"
+
+[[rule]]
+app_id = "x"
+)");
+  EXPECT_EQ(c.unconfigured_buffer, UnconfiguredBuffer::accept);
+  ASSERT_EQ(c.rules.size(), 2u);
+  EXPECT_EQ(c.rules[0].unconfigured_buffer, UnconfiguredBuffer::error);
+  EXPECT_FALSE(c.rules[1].unconfigured_buffer.has_value());
+  EXPECT_EQ(parse_error("[compat]\nunconfigured_buffer = \"ignore\"\n"),
+            "test.toml:2:23: 'unconfigured_buffer' must be one of error|accept, not \"ignore\"");
+  EXPECT_EQ(parse_error("[compat]\nunconfigured = \"accept\"\n"),
+            "test.toml:2:1: unknown key 'unconfigured' in [compat] (known: unconfigured_buffer)");
+  EXPECT_EQ(parse_error("[[rule]]\nexe = \"a\"\nunconfigured_buffer = true\n"),
+            "test.toml:3:23: 'unconfigured_buffer' must be a string, not a boolean");
 }
 
 TEST(ConfigParse, AllKeys) {
@@ -227,7 +252,7 @@ TEST(ConfigErrors, ExactPositions) {
             "test.toml:1:11: 'general' must be a table, not an integer");
   EXPECT_EQ(parse_error("[colours]\n"),
             "test.toml:1:2: unknown key 'colours' (known tables: general, headless, output, gpu, "
-            "transfer, input, xwayland, rule)");
+            "transfer, input, xwayland, compat, rule)");
   EXPECT_EQ(parse_error("[xwayland]\nenabled = \"yes\"\n"),
             "test.toml:2:11: 'enabled' must be true or false, not a string");
   EXPECT_EQ(parse_error("[xwayland]\nlasy = true\n"),

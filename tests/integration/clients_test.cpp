@@ -86,7 +86,8 @@ TEST(Clients, WaylandInfoListsExactlyTheExpectedGlobals) {
       {"wl_output", {4, 4}},           {"wl_shell", {1}},
       {"zwp_relative_pointer_manager_v1", {1}}, {"zwp_pointer_constraints_v1", {1}},
       {"zwp_keyboard_shortcuts_inhibit_manager_v1", {1}}, {"xdg_activation_v1", {1}},
-      {"zwp_primary_selection_device_manager_v1", {1}},
+      {"zwp_primary_selection_device_manager_v1", {1}}, {"zxdg_shell_v6", {1}},
+      {"gtk_primary_selection_device_manager", {1}}, {"zwlr_virtual_pointer_manager_v1", {2}},
       {"zwlr_layer_shell_v1", {5}},
   };
   EXPECT_EQ(globals, want) << out;

@@ -532,8 +532,9 @@ INSTANTIATE_TEST_SUITE_P(
                     Toplevel top = c.create_toplevel(true);
                     xdg_surface_get_popup(top.xdg, parent.xdg, positioner(c));
                   }},
-        ErrorCase{"XdgSurfaceOfASurfaceWithABuffer", "xdg_surface",
-                  XDG_SURFACE_ERROR_UNCONFIGURED_BUFFER,
+        // xdg-shell names no code; invalid_surface_state fits the request (as wlroots).
+        ErrorCase{"XdgSurfaceOfASurfaceWithABuffer", "xdg_wm_base",
+                  XDG_WM_BASE_ERROR_INVALID_SURFACE_STATE,
                   [](WlClient& c) {
                     // "Creating an xdg_surface from a wl_surface which has a buffer attached
                     // or committed is a client error"

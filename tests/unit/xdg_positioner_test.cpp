@@ -2,6 +2,8 @@
 // constraint adjustments, with expected boxes worked out by hand from the spec text.
 #include <gtest/gtest.h>
 
+#include <utility>
+
 #include "protocol/xdg_positioner.hpp"
 
 namespace ferry {
@@ -35,6 +37,22 @@ TEST(XdgPositioner, AnchorEnumRange) {
   EXPECT_TRUE(xdg_anchor_valid(8));
   EXPECT_FALSE(xdg_anchor_valid(9));
   EXPECT_FALSE(xdg_anchor_valid(0xffffffffu));
+}
+
+// zxdg_positioner_v6 bitfields (top 1, bottom 2, left 4, right 8) to the stable enum.
+TEST(XdgPositioner, AnchorFromV6Bits) {
+  XdgAnchor a = XdgAnchor::top;
+  const std::pair<uint32_t, XdgAnchor> valid[] = {
+      {0, XdgAnchor::none},         {1, XdgAnchor::top},          {2, XdgAnchor::bottom},
+      {4, XdgAnchor::left},         {8, XdgAnchor::right},        {1 | 4, XdgAnchor::top_left},
+      {2 | 4, XdgAnchor::bottom_left}, {1 | 8, XdgAnchor::top_right},
+      {2 | 8, XdgAnchor::bottom_right}};
+  for (auto [bits, want] : valid) {
+    EXPECT_TRUE(xdg_anchor_from_v6(bits, &a)) << bits;
+    EXPECT_EQ(a, want) << bits;
+  }
+  for (uint32_t bits : {1u | 2u, 4u | 8u, 15u, 16u, 3u | 4u})
+    EXPECT_FALSE(xdg_anchor_from_v6(bits, &a)) << bits;
 }
 
 TEST(XdgPositioner, AnchorAndGravityCorners) {

@@ -91,10 +91,11 @@ std::string format_outputs(const Snapshot& s) {
 
 std::string format_clients(const Snapshot& s) {
   if (s.clients.empty()) return "Clients: none\n";
-  std::vector<std::vector<std::string>> rows{{"ID", "PID", "APP_ID", "TAG", "GPU", "EXE"}};
+  std::vector<std::vector<std::string>> rows{
+      {"ID", "PID", "APP_ID", "TAG", "GPU", "COMPAT", "EXE"}};
   for (const Record& c : s.clients) {
     rows.push_back({c.str("Id"), c.str("Pid"), or_dash(c.str("AppId")), or_dash(c.str("Tag")),
-                    or_dash(c.str("Gpu")), or_dash(c.str("Exe"))});
+                    or_dash(c.str("Gpu")), or_dash(c.str("Compat")), or_dash(c.str("Exe"))});
   }
   return "Clients:\n" + table(rows, "  ");
 }

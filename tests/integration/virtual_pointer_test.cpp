@@ -1,0 +1,131 @@
+// zwlr_virtual_pointer_v1: one client drives the pointer another client's window sees.
+// Events wait for the frame request, then arrive in order through the seat; bad axes and
+// axis sources are protocol errors with the protocol's codes.
+#include <gtest/gtest.h>
+#include <linux/input-event-codes.h>
+
+#include <string>
+#include <vector>
+
+#include "harness.hpp"
+#include "wl_client.hpp"
+#include "wlr-virtual-pointer-unstable-v1-client-protocol.h"
+
+namespace ferry::itest {
+namespace {
+
+constexpr int32_t kOutW = 320, kOutH = 240;
+
+// The receiver's wl_pointer events, as text: "enter X,Y", "motion X,Y", "button B 1|0",
+// "axis A V", "source S", "frame".
+struct PointerLog {
+  std::vector<std::string> events;
+};
+
+std::string xy(wl_fixed_t x, wl_fixed_t y) {
+  return std::to_string(wl_fixed_to_int(x)) + "," + std::to_string(wl_fixed_to_int(y));
+}
+
+void add(void* data, std::string s) { static_cast<PointerLog*>(data)->events.push_back(std::move(s)); }
+
+const wl_pointer_listener kPointerLog = {
+    [](void* d, wl_pointer*, uint32_t, wl_surface*, wl_fixed_t x, wl_fixed_t y) { add(d, "enter " + xy(x, y)); },
+    [](void* d, wl_pointer*, uint32_t, wl_surface*) { add(d, "leave"); },
+    [](void* d, wl_pointer*, uint32_t, wl_fixed_t x, wl_fixed_t y) { add(d, "motion " + xy(x, y)); },
+    [](void* d, wl_pointer*, uint32_t, uint32_t, uint32_t button, uint32_t state) {
+      add(d, "button " + std::to_string(button) + " " + std::to_string(state));
+    },
+    [](void* d, wl_pointer*, uint32_t, uint32_t axis, wl_fixed_t v) {
+      add(d, "axis " + std::to_string(axis) + " " + std::to_string(wl_fixed_to_int(v)));
+    },
+    [](void* d, wl_pointer*) { add(d, "frame"); },
+    [](void* d, wl_pointer*, uint32_t source) { add(d, "source " + std::to_string(source)); },
+    [](void*, wl_pointer*, uint32_t, uint32_t) {},
+    [](void*, wl_pointer*, uint32_t, int32_t) {},
+};
+
+class VirtualPointer : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(f_.start({"--output", "320x240@60"}));
+    std::string err;
+    receiver_ = WlClient::connect(f_.socket_path(), &err);
+    ASSERT_TRUE(receiver_) << err;
+    sender_ = WlClient::connect(f_.socket_path(), &err);
+    ASSERT_TRUE(sender_) << err;
+    // A 100x100 window at the first cascade slot, (32, 32).
+    Toplevel t = receiver_->create_toplevel(true);
+    wl_surface_attach(t.surface, receiver_->create_buffer(100, 100, WL_SHM_FORMAT_XRGB8888, 0xffffffffu)->buffer,
+                      0, 0);
+    wl_surface_commit(t.surface);
+    auto* seat = static_cast<wl_seat*>(receiver_->bind(&wl_seat_interface, 5));
+    ASSERT_TRUE(seat);
+    wl_pointer_add_listener(wl_seat_get_pointer(seat), &kPointerLog, &log_);
+    ASSERT_GE(receiver_->roundtrip(), 0);
+    manager_ = static_cast<zwlr_virtual_pointer_manager_v1*>(
+        sender_->bind(&zwlr_virtual_pointer_manager_v1_interface, 2));
+    ASSERT_TRUE(manager_) << "ferryd offers no zwlr_virtual_pointer_manager_v1 to its own user";
+    vp_ = zwlr_virtual_pointer_manager_v1_create_virtual_pointer(manager_, nullptr);
+  }
+
+  // Lets the sender's requests reach ferryd and the receiver see what follows.
+  void settle() {
+    ASSERT_GE(sender_->roundtrip(), 0);
+    ASSERT_GE(receiver_->roundtrip(), 0);
+  }
+
+  void expect_error(uint32_t code) {
+    for (int i = 0; i < 50 && sender_->roundtrip() >= 0; ++i) {
+    }
+    std::string iface = "(no error)";
+    uint32_t got = 0;
+    sender_->protocol_error(&iface, &got);
+    EXPECT_EQ(iface, "zwlr_virtual_pointer_v1");
+    EXPECT_EQ(got, code);
+  }
+
+  Ferryd f_;
+  std::unique_ptr<WlClient> receiver_, sender_;
+  PointerLog log_;
+  zwlr_virtual_pointer_manager_v1* manager_ = nullptr;
+  zwlr_virtual_pointer_v1* vp_ = nullptr;
+};
+
+TEST_F(VirtualPointer, EventsWaitForTheFrameThenArriveInOrder) {
+  log_.events.clear();
+  // Absolute: (100, 60) of a 320x240 extent is layout (100, 60), window-local (68, 28).
+  zwlr_virtual_pointer_v1_motion_absolute(vp_, 1, 100, 60, kOutW, kOutH);
+  zwlr_virtual_pointer_v1_button(vp_, 2, BTN_LEFT, WL_POINTER_BUTTON_STATE_PRESSED);
+  settle();
+  EXPECT_TRUE(log_.events.empty()) << "events before the frame request: " << log_.events.size();
+  zwlr_virtual_pointer_v1_frame(vp_);
+  settle();
+  const std::string left = std::to_string(BTN_LEFT);
+  EXPECT_EQ(log_.events, (std::vector<std::string>{"enter 68,28", "frame", "button " + left + " 1",
+                                                   "frame"}));
+  // Relative motion, release and a continuous scroll in one frame.
+  log_.events.clear();
+  zwlr_virtual_pointer_v1_motion(vp_, 3, wl_fixed_from_int(5), wl_fixed_from_int(-3));
+  zwlr_virtual_pointer_v1_button(vp_, 4, BTN_LEFT, WL_POINTER_BUTTON_STATE_RELEASED);
+  zwlr_virtual_pointer_v1_axis(vp_, 5, WL_POINTER_AXIS_VERTICAL_SCROLL, wl_fixed_from_int(7));
+  zwlr_virtual_pointer_v1_axis_source(vp_, WL_POINTER_AXIS_SOURCE_CONTINUOUS);
+  zwlr_virtual_pointer_v1_frame(vp_);
+  settle();
+  EXPECT_EQ(log_.events,
+            (std::vector<std::string>{"motion 73,25", "frame", "button " + left + " 0", "frame",
+                                      "source " + std::to_string(WL_POINTER_AXIS_SOURCE_CONTINUOUS),
+                                      "axis 0 7", "frame"}));
+}
+
+TEST_F(VirtualPointer, AnUnknownAxisIsInvalidAxis) {
+  zwlr_virtual_pointer_v1_axis(vp_, 0, 2, wl_fixed_from_int(1));
+  expect_error(ZWLR_VIRTUAL_POINTER_V1_ERROR_INVALID_AXIS);
+}
+
+TEST_F(VirtualPointer, AnUnknownAxisSourceIsInvalidAxisSource) {
+  zwlr_virtual_pointer_v1_axis_source(vp_, 9);
+  expect_error(ZWLR_VIRTUAL_POINTER_V1_ERROR_INVALID_AXIS_SOURCE);
+}
+
+}  // namespace
+}  // namespace ferry::itest
