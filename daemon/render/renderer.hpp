@@ -31,6 +31,9 @@ struct YuvPlanes {
   bool semiplanar = true;     // NV12/P010; false: 4:4:4
   bool filtered = false;      // NV12 as R8 + RG8 normalized: chroma sites by textureGather
   uint32_t shift = 0;         // P010: 6
+  // 0: integer textures (R8UI, R16UI, ...). Else UNORM textures whose samples times this
+  // (255, 65535) are the stored integers: the dmabuf carrier's planes (4:4:4, P010).
+  float norm = 0;
   float origin[2] = {0, 0};   // chroma siting in luma pixels
   float to_rgb[9] = {};       // row-major
   float offset[3] = {};
@@ -159,7 +162,7 @@ class Renderer {
   struct Uniforms {
     GLint proj = -1, tex = -1, alpha = -1, sampler = -1, color = -1;
     GLint planes[3] = {-1, -1, -1}, size = -1, shift = -1, origin = -1, to_rgb = -1,
-          offset = -1;
+          offset = -1, norm = -1;
   };
   const Uniforms& uniforms(GLuint program);
   std::vector<std::pair<GLuint, Uniforms>> uniforms_;
@@ -167,7 +170,9 @@ class Renderer {
   EglContext* egl_ = nullptr;
   int batch_rects_ = 64;
   GLuint blit_prog_ = 0, blit_opaque_prog_ = 0, fill_prog_ = 0;
-  GLuint yuv_prog_[3] = {0, 0, 0};  // fused unpack: 4:4:4, semiplanar, filtered NV12 (lazy)
+  // Fused unpack (lazy): 4:4:4, semiplanar, filtered NV12, and 4:4:4 and semiplanar from
+  // UNORM planes.
+  GLuint yuv_prog_[5] = {0, 0, 0, 0, 0};
   GLuint yuv_program(const YuvPlanes& planes);
   GLuint vbo_ = 0, vao_ = 0;
   GLuint nearest_sampler_ = 0;  // for draws that map pixels 1:1 onto texels
