@@ -25,8 +25,8 @@ void sample_linear(GLuint tex) {
 std::vector<CarrierPlane> carrier_planes(TransferMode mode, int32_t w, int32_t h, int32_t tile) {
   const int32_t cw = (w + 1) / 2, ch = (h + 1) / 2;
   switch (mode) {
-    case TransferMode::rgb:
-      return {{DRM_FORMAT_ABGR8888, w, h}};
+    case TransferMode::rgb:  // XRGB8888 to a KMS plane
+      return {{DRM_FORMAT_ARGB8888, w, h}};
     case TransferMode::nv12:
       return {{DRM_FORMAT_R8, w, h}, {DRM_FORMAT_GR88, cw, ch}};
     case TransferMode::p010:
@@ -127,12 +127,26 @@ uint64_t CarrierSlot::payload_bytes() const {
   if (mode_ == TransferMode::tiles) return 0;
   uint64_t bytes = 0;
   for (const CarrierPlane& p : carrier_planes(mode_, width_, height_)) {
-    const uint64_t px = p.fourcc == DRM_FORMAT_ABGR8888 || p.fourcc == DRM_FORMAT_GR1616 ? 4
+    const uint64_t px = p.fourcc == DRM_FORMAT_ARGB8888 || p.fourcc == DRM_FORMAT_GR1616 ? 4
                         : p.fourcc == DRM_FORMAT_GR88 || p.fourcc == DRM_FORMAT_R16  ? 2
                                                                                       : 1;
     bytes += uint64_t(p.width) * uint64_t(p.height) * px;
   }
   return bytes;
+}
+
+ScanoutSource CarrierSlot::scanout_source(int plane) const {
+  const Plane& p = planes_[plane];
+  ScanoutSource s;
+  s.fd = p.fd.get();
+  s.fourcc = gbm_bo_get_format(p.bo);
+  s.modifier = DRM_FORMAT_MOD_LINEAR;
+  s.offset = 0;
+  s.stride = gbm_bo_get_stride(p.bo);
+  s.width = int32_t(gbm_bo_get_width(p.bo));
+  s.height = int32_t(gbm_bo_get_height(p.bo));
+  s.hold = hold_;
+  return s;
 }
 
 void CarrierSlot::set_display_fence(EGLSync fence) {
@@ -154,7 +168,7 @@ bool validate_carrier(RenderDevice& device, EglContext& display, TransferMode mo
     const CarrierPlane& cp = planes[size_t(plane)];
     const int32_t w = cp.width, h = cp.height;
     const bool wide = cp.fourcc == DRM_FORMAT_R16 || cp.fourcc == DRM_FORMAT_GR1616;
-    const int channels = cp.fourcc == DRM_FORMAT_ABGR8888                          ? 4
+    const int channels = cp.fourcc == DRM_FORMAT_ABGR8888 || cp.fourcc == DRM_FORMAT_ARGB8888 ? 4
                          : cp.fourcc == DRM_FORMAT_GR88 || cp.fourcc == DRM_FORMAT_GR1616 ? 2
                                                                                          : 1;
     // Vertical strips of distinct values in every channel, cleared on the render device;
@@ -240,7 +254,7 @@ bool choose_dmabuf_carrier(RenderDevice& device, EglContext& display, bool wante
     return false;
   }
   std::string failed;
-  for (TransferMode mode : {TransferMode::rgb, TransferMode::nv12})
+  for (TransferMode mode : {TransferMode::rgb, TransferMode::nv12, TransferMode::tiles})
     if (!validate_carrier(device, display, mode, &failed)) {
       *why = "the dmabuf carrier test failed: " + failed;
       return false;
@@ -249,7 +263,7 @@ bool choose_dmabuf_carrier(RenderDevice& device, EglContext& display, bool wante
   display.make_current();
   if (p010) *p010 = wide;
   *p010_why = wide ? "" : "the P010 carrier test failed: " + failed;
-  *why = std::string("validated at start: rgb, R8 and GR88 planes crossed exactly") +
+  *why = std::string("validated at start: rgb, R8, GR88 and tile atlas planes crossed exactly") +
          (wide ? ", and R16 and GR1616" : "") +
          "; rgb, nv12, yuv444 and tiles use it" + (wide ? ", and p010" : "") +
          ", tiles-nv12" + (wide ? "" : " and p010") + " the sysmem ring" +

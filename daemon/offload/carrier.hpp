@@ -5,8 +5,8 @@
 // EGL_EXT_image_dma_buf_import). No CPU copy: what crosses the bus is the display GPU
 // reading the buffers.
 //
-// CarrierSlot: one frame's planes (carrier_planes()). rgb: one ABGR8888 plane (RGBA
-// bytes); nv12: R8 luma and GR88 chroma (Cb, Cr bytes), composed by the fused NV12 shader;
+// CarrierSlot: one frame's planes (carrier_planes()). rgb: one ARGB8888 plane (what KMS
+// primary planes list, so a full-screen surface can be scanned out from it); nv12: R8 luma and GR88 chroma (Cb, Cr bytes), composed by the fused NV12 shader;
 // p010: R16 luma and GR1616 chroma (16-bit UNORM, the 10-bit codes in the high bits);
 // yuv444: three R8 planes; tiles: one ABGR8888 atlas, the changed tiles in slots of the
 // tile size, (tiles per row x tile) wide, with the tile index list in the rows below.
@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "offload/render_device.hpp"
+#include "render/renderer.hpp"
 #include "transfer/dmabuf_carrier.hpp"
 #include "transfer/mode.hpp"
 
@@ -58,6 +59,10 @@ class CarrierSlot {
   uint64_t payload_bytes() const;
   // tiles: the first row of the index list in the atlas.
   int32_t list_row() const { return list_row_; }
+  // Plane 'plane' as a buffer a KMS plane may show; the slot counts as on screen while a
+  // copy of its hold lives (the SurfaceTexture that shows it, a KMS frame).
+  ScanoutSource scanout_source(int plane) const;
+  bool on_screen() const { return hold_.use_count() > 1; }
 
   // The display device last sampled this slot before 'fence' (renderer's context); the
   // slot is not rendered into again until it signals.
@@ -84,6 +89,7 @@ class CarrierSlot {
   GLuint render_tex_[3] = {0, 0, 0};
   GLuint display_tex_[3] = {0, 0, 0};
   EGLSync display_fence_ = EGL_NO_SYNC;
+  std::shared_ptr<const int> hold_ = std::make_shared<const int>(0);
 };
 
 // One plane of a carrier slot: DRM format and size.

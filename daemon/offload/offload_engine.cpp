@@ -448,10 +448,13 @@ bool OffloadEngine::move_frame(Surface& surface, Lane& lane_ref, const OffloadPo
   bool ok = false, fused = false;
   YuvPlanes planes;
   std::unique_ptr<SurfaceTexture> carrier_tex;
+  bool busy = false;
   if (carrier_takes(mode) && !lane->carrier_failed) {
     // The dmabuf carrier: packed straight into linear buffers the display samples.
-    ok = carry_dmabuf(*lane, frame, po, y_inverted, &bytes, carrier_tex, &error);
-    if (!carrier_tex) {
+    ok = carry_dmabuf(*lane, frame, po, y_inverted, &bytes, carrier_tex, &busy, &error);
+    if (busy) {
+      error.clear();  // this frame only: the ring carries it
+    } else if (!carrier_tex) {
       log_warn("offload: wl_surface@%u: dmabuf carrier: %s; its frames go through the sysmem "
                "ring", wl_resource_get_id(surface.resource()), error.c_str());
       lane->carrier_failed = true;
@@ -484,6 +487,7 @@ bool OffloadEngine::move_frame(Surface& surface, Lane& lane_ref, const OffloadPo
     lane->carrier_why = !carrier_ok_            ? carrier_why_
                         : lane->carrier_failed ? "the dmabuf carrier failed for this surface: " +
                                                      lane->carrier_error
+                        : busy ? "every dmabuf carrier slot was still on a KMS plane"
                         : mode == TransferMode::p010 && !carrier_p010_ ? carrier_p010_why_
                                                : "the dmabuf carrier does not take " +
                                                      std::string(to_string(mode)) + " frames" +
@@ -590,8 +594,18 @@ bool OffloadEngine::carrier_takes(TransferMode mode) const {
 
 bool OffloadEngine::carry_dmabuf(Lane& lane, const transfer::SourceFrame& frame,
                                  const transfer::PackOptions& po, bool y_inverted, uint64_t* bytes,
-                                 std::unique_ptr<SurfaceTexture>& tex, std::string* error) {
-  const int s = lane.next_slot;
+                                 std::unique_ptr<SurfaceTexture>& tex, bool* busy,
+                                 std::string* error) {
+  // A slot a KMS plane still shows (full-screen scanout from the carrier) is skipped until
+  // its flip is replaced.
+  int s = lane.next_slot;
+  for (int i = 0; i < kSlots && lane.slots[size_t(s)] && lane.slots[size_t(s)]->on_screen(); ++i)
+    s = (s + 1) % kSlots;
+  if (lane.slots[size_t(s)] && lane.slots[size_t(s)]->on_screen()) {
+    *error = "every carrier slot is still on screen";
+    *busy = true;
+    return false;
+  }
   std::unique_ptr<CarrierSlot>& slot = lane.slots[size_t(s)];
   if (!slot || slot->mode() != po.mode || slot->width() != frame.width ||
       slot->height() != frame.height) {
@@ -626,6 +640,7 @@ bool OffloadEngine::carry_dmabuf(Lane& lane, const transfer::SourceFrame& frame,
   const bool opaque = !has_alpha(frame.fourcc);
   if (po.mode == TransferMode::rgb) {
     tex = Renderer::borrow(slot->display_texture(0), frame.width, frame.height, opaque, y_inverted);
+    tex->set_scanout(slot->scanout_source(0));  // a full-screen surface may be flipped to it
   } else if (tiles) {
     tex = Renderer::borrow(lane.dest->texture(), frame.width, frame.height, opaque, y_inverted);
   } else {

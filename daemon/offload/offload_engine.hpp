@@ -142,11 +142,13 @@ class OffloadEngine final : public SurfaceTransferPath {
                      const Region& damage, std::unique_ptr<SurfaceTexture>& tex);
   // Whether the dmabuf carrier takes frames of this mode.
   bool carrier_takes(TransferMode mode) const;
-  // Packs the frame into the lane's next carrier slot; 'tex' samples it. False with *error
-  // (and 'tex' null) when no slot could be made or filled: the ring carries the frame.
+  // Packs the frame into the lane's next carrier slot no KMS plane shows; 'tex' samples
+  // it (rgb: and offers the slot for scanout). False with *error (and 'tex' null) when no
+  // slot could be made or filled: the ring carries the frame; *busy: only because every
+  // slot is still on screen (this frame takes the ring, the next tries again).
   bool carry_dmabuf(Lane& lane, const transfer::SourceFrame& frame, const transfer::PackOptions& po,
                     bool y_inverted, uint64_t* bytes, std::unique_ptr<SurfaceTexture>& tex,
-                    std::string* error);
+                    bool* busy, std::string* error);
 
   Server& server_;
   std::unique_ptr<RenderDevice> device_;

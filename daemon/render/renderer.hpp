@@ -39,6 +39,19 @@ struct YuvPlanes {
   float offset[3] = {};
 };
 
+// A linear buffer the display device may scan out that holds exactly what a borrowed
+// SurfaceTexture shows (the transfer engine's dmabuf carrier, S2's full-screen flip).
+// Its producer does not write into it again while any copy of 'hold' lives: a plane that
+// shows it keeps one until the flip that replaces it.
+struct ScanoutSource {
+  int fd = -1;  // dmabuf; borrowed, valid while the texture lives
+  uint32_t fourcc = 0;
+  uint64_t modifier = 0;
+  uint32_t offset = 0, stride = 0;
+  int32_t width = 0, height = 0;
+  std::shared_ptr<const void> hold;
+};
+
 // A client buffer's contents on the GPU. Owned by the Surface; the renderer fills it.
 class SurfaceTexture {
  public:
@@ -56,6 +69,9 @@ class SurfaceTexture {
   bool borrowed() const { return !owned_; }
   // Non-null: YUV planes sampled by the composition shader instead of id().
   const YuvPlanes* yuv() const { return has_yuv_ ? &yuv_ : nullptr; }
+  // Non-null: the same pixels in a buffer a plane may show (set by the transfer engine).
+  const ScanoutSource* scanout() const { return scanout_.fd >= 0 ? &scanout_ : nullptr; }
+  void set_scanout(ScanoutSource source) { scanout_ = std::move(source); }
 
  private:
   friend class Renderer;
@@ -68,6 +84,7 @@ class SurfaceTexture {
   bool has_yuv_ = false;
   YuvPlanes yuv_;
   uint64_t import_id_ = 0;  // id of the DmabufBuffer import this was made from (0: none)
+  ScanoutSource scanout_;
 };
 
 struct DrawItem {
