@@ -39,6 +39,15 @@ std::vector<CarrierPlane> carrier_planes(TransferMode mode, int32_t w, int32_t h
       const int32_t aw = tx * tile, list_rows = (tx * ty + aw - 1) / aw;
       return {{DRM_FORMAT_ABGR8888, aw, ty * tile + list_rows}};
     }
+    case TransferMode::tiles_nv12: {
+      // Y slots, chroma slots with their one-site border, and the index list on its own.
+      if (tile <= 0 || tile % 2) return {};
+      const int32_t tx = (w + tile - 1) / tile, ty = (h + tile - 1) / tile, cs = tile / 2 + 2;
+      const int32_t aw = tx * tile, list_rows = (tx * ty + aw - 1) / aw;
+      return {{DRM_FORMAT_R8, aw, ty * tile},
+              {DRM_FORMAT_GR88, tx * cs, ty * cs},
+              {DRM_FORMAT_ABGR8888, aw, list_rows}};
+    }
     default:
       return {};
   }
@@ -124,7 +133,7 @@ CarrierSlot::~CarrierSlot() {
 }
 
 uint64_t CarrierSlot::payload_bytes() const {
-  if (mode_ == TransferMode::tiles) return 0;
+  if (mode_ == TransferMode::tiles || mode_ == TransferMode::tiles_nv12) return 0;
   uint64_t bytes = 0;
   for (const CarrierPlane& p : carrier_planes(mode_, width_, height_)) {
     const uint64_t px = p.fourcc == DRM_FORMAT_ARGB8888 || p.fourcc == DRM_FORMAT_GR1616 ? 4
@@ -265,9 +274,8 @@ bool choose_dmabuf_carrier(RenderDevice& device, EglContext& display, bool wante
   *p010_why = wide ? "" : "the P010 carrier test failed: " + failed;
   *why = std::string("validated at start: rgb, R8, GR88 and tile atlas planes crossed exactly") +
          (wide ? ", and R16 and GR1616" : "") +
-         "; rgb, nv12, yuv444 and tiles use it" + (wide ? ", and p010" : "") +
-         ", tiles-nv12" + (wide ? "" : " and p010") + " the sysmem ring" +
-         (wide ? "" : " (" + *p010_why + ")");
+         "; rgb, nv12, yuv444, tiles and tiles-nv12 use it" +
+         (wide ? ", and p010" : "; p010 the sysmem ring (" + *p010_why + ")");
   return true;
 }
 

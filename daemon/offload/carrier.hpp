@@ -9,7 +9,9 @@
 // primary planes list, so a full-screen surface can be scanned out from it); nv12: R8 luma and GR88 chroma (Cb, Cr bytes), composed by the fused NV12 shader;
 // p010: R16 luma and GR1616 chroma (16-bit UNORM, the 10-bit codes in the high bits);
 // yuv444: three R8 planes; tiles: one ABGR8888 atlas, the changed tiles in slots of the
-// tile size, (tiles per row x tile) wide, with the tile index list in the rows below.
+// tile size, (tiles per row x tile) wide, with the tile index list in the rows below;
+// tiles-nv12: an R8 atlas of the tiles' Y, a GR88 atlas of their chroma with its
+// one-site border (tile / 2 + 2 sites a side), and the index list in an ABGR8888 plane.
 //
 // validate_carrier(): the copy-mode ladder's test (as mutter and KWin do before trusting a
 // cross-GPU path): a known pattern rendered on the render device must read back exactly
@@ -37,7 +39,7 @@ namespace ferry::offload {
 
 class CarrierSlot {
  public:
-  // Planes for 'mode' (rgb, nv12, p010, yuv444, tiles) of a w x h frame. Null with *error
+  // Planes for 'mode' (rgb, nv12, p010, yuv444, tiles, tiles-nv12) of a w x h frame. Null with *error
   // when the render device cannot allocate them or either device refuses the import.
   static std::unique_ptr<CarrierSlot> create(RenderDevice& device, EglContext& display,
                                              TransferMode mode, int32_t width, int32_t height,
@@ -57,7 +59,7 @@ class CarrierSlot {
   // Payload bytes (the planes' pixels, without stride padding); tiles: 0 (it depends on
   // the frame).
   uint64_t payload_bytes() const;
-  // tiles: the first row of the index list in the atlas.
+  // tiles: the first row of the index list in the atlas (tiles-nv12: 0, in plane 2).
   int32_t list_row() const { return list_row_; }
   // Plane 'plane' as a buffer a KMS plane may show; the slot counts as on screen while a
   // copy of its hold lives (the SurfaceTexture that shows it, a KMS frame).
@@ -97,8 +99,8 @@ struct CarrierPlane {
   uint32_t fourcc = 0;
   int32_t width = 0, height = 0;
 };
-// The planes a slot of 'mode' has for a w x h frame ('tile': the tiles atlas' tile size);
-// empty for modes the carrier does not take (tiles-nv12, automatic, ...).
+// The planes a slot of 'mode' has for a w x h frame ('tile': the tiles atlases' tile size);
+// empty for modes the carrier does not take (automatic, cpu-copy, zero-copy).
 // The tiles atlas' tile size: the engine packs tiles of PackOptions' default size.
 constexpr int32_t kCarrierTile = 32;
 std::vector<CarrierPlane> carrier_planes(TransferMode mode, int32_t width, int32_t height,

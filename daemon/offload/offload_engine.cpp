@@ -85,8 +85,8 @@ struct OffloadEngine::Lane {
   std::unique_ptr<transfer::SourceStage> source;  // render context
   transfer::SysmemRing ring{kSlots};
   std::unique_ptr<transfer::DestStage> dest;      // renderer's context
-  // The dmabuf carrier's slots (rgb, nv12, p010, yuv444, tiles), used round robin; the one
-  // shown is fenced on the display device when the next takes its place.
+  // The dmabuf carrier's slots, used round robin (skipping those a KMS plane shows); the
+  // one shown is fenced on the display device when the next takes its place.
   std::unique_ptr<CarrierSlot> slots[kSlots];
   int next_slot = 0, shown_slot = -1;
   std::string carrier = "sysmem ring";  // what carried the last frame
@@ -576,6 +576,7 @@ bool OffloadEngine::carrier_takes(TransferMode mode) const {
   switch (mode) {
     case TransferMode::rgb:
     case TransferMode::tiles:  // scattered from the atlas into the destination's copy
+    case TransferMode::tiles_nv12:
       return true;
     case TransferMode::nv12: {
       // Composed from the carrier's R8 + RG8 planes by the fused shader's gather path.
@@ -588,7 +589,7 @@ bool OffloadEngine::carrier_takes(TransferMode mode) const {
     case TransferMode::p010:
       return options_.fused_unpack && carrier_p010_;
     default:
-      return false;  // tiles-nv12: the sysmem ring
+      return false;
   }
 }
 
@@ -615,20 +616,25 @@ bool OffloadEngine::carry_dmabuf(Lane& lane, const transfer::SourceFrame& frame,
     if (!slot) return false;
   }
   slot->wait_display();  // the display device has finished sampling it
-  const bool tiles = po.mode == TransferMode::tiles;
+  const bool tiles = is_tiles(po.mode);
   uint32_t tile_count = 0;
   bool ok = false;
   {
     RenderDevice::Scope scope(*device_);
-    ok = tiles ? lane.source->pack_tiles_to_atlas(frame, po, slot->render_targets()[0],
+    ok = tiles ? lane.source->pack_tiles_to_atlas(frame, po, slot->render_targets(),
                                                   slot->list_row(), &tile_count, bytes, error)
                : lane.source->pack_to_textures(frame, po, slot->render_targets(), error);
   }
   if (!ok) return false;
   // The tiles patch the destination's copy of the frame from the atlas (display device).
-  if (tiles && !lane.dest->scatter_atlas(slot->display_texture(0), frame.width, frame.height,
-                                         po.tile_size, tile_count, slot->list_row(), error))
-    return false;
+  if (tiles) {
+    const GLuint atlas[3] = {slot->display_texture(0), slot->display_texture(1),
+                             slot->display_texture(2)};
+    if (!lane.dest->scatter_atlas(atlas, po.mode == TransferMode::tiles_nv12, po.color,
+                                  frame.width, frame.height, po.tile_size, tile_count,
+                                  slot->list_row(), error))
+      return false;
+  }
   // From here on no composition samples the slot shown so far: fence it for its next use.
   if (lane.shown_slot >= 0 && lane.slots[size_t(lane.shown_slot)])
     lane.slots[size_t(lane.shown_slot)]->set_display_fence(

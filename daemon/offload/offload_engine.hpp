@@ -11,10 +11,10 @@
 // a (format, modifier) the device refused is remembered), or a wl_shm frame is uploaded
 // into a texture there (where a dGPU client's frame would already be). The lane runs
 // synchronously inside the commit, so the frame shown is exactly the one that crossed, and
-// the client's buffer is free again when the commit returns; rgb, nv12, p010, yuv444 and
-// tiles frames go in the dmabuf carrier's slots when its start-up test passed (p010 when
-// its 16-bit planes passed too). In zero-copy mode a dmabuf the
-// display device imports is not moved at all: it is sampled where it lies.
+// the client's buffer is free again when the commit returns; frames go in the dmabuf
+// carrier's slots when its start-up test passed (p010 when its 16-bit planes passed too).
+// In zero-copy mode a dmabuf the display device imports is not moved at all: it is
+// sampled where it lies.
 //
 // Threading: main thread only (see RenderDevice's scope rule).
 
@@ -49,8 +49,8 @@ struct EngineOptions {
   // YUV modes: composition samples the planes and converts per fragment (no RGBA
   // intermediate texture). Off (FERRY_OFFLOAD_UNFUSED=1): the destination stage unpacks.
   bool fused_unpack = true;
-  // rgb, nv12, p010, yuv444 and tiles frames in linear buffers of the render device that
-  // the display device samples (no CPU copy), when the round-trip test at start passes. Off
+  // Frames in linear buffers of the render device that the display device samples (no
+  // CPU copy), when the round-trip test at start passes. Off
   // (FERRY_OFFLOAD_CARRIER=ring): the system-memory ring carries every frame.
   bool dmabuf_carrier = true;
   // Test hook (FERRY_TEST_LOSE_RENDER_DEVICE=N): the render device counts as lost, as on

@@ -49,9 +49,11 @@ class DestStage {
   bool consume(const Packet& packet, YuvPlanes* fused, bool* fused_used, std::string* error);
   // The dmabuf carrier's tile atlas (transfer_scatter ATLAS; SourceStage::pack_tiles_to_atlas
   // wrote it): scatters its 'count' tiles into texture(), which keeps every other pixel.
-  // 'atlas' is a texture of this context (the display device's import).
-  bool scatter_atlas(GLuint atlas, int32_t width, int32_t height, int32_t tile, uint32_t count,
-                     int32_t list_row, std::string* error);
+  // 'atlas' are textures of this context (the display device's imports), laid out as
+  // pack_tiles_to_atlas says; nv12: tiles-nv12, unpacked with 'color' (NORM: UNORM planes).
+  bool scatter_atlas(const GLuint atlas[3], bool nv12, const ColorSpec& color, int32_t width,
+                     int32_t height, int32_t tile, uint32_t count, int32_t list_row,
+                     std::string* error);
   // Blocks until the last consume() finished on the GPU (tests and the benchmark).
   bool wait_idle();
   // The persistent RGBA8 copy (0 before the first packet). Rows top to bottom.
@@ -74,6 +76,8 @@ class DestStage {
   // The instanced scatter draw of 'count' tiles into texture() with 'prog' bound and its
   // textures set.
   void draw_scatter(GLuint prog, const TileGrid& grid, uint32_t count);
+  // The NV12 scatter's chroma stream, slot size and colour uniforms.
+  void set_nv12_scatter(GLuint prog, GLuint cstream, const ColorSpec& color, int32_t cslot);
   GLuint plane(size_t index, GLenum format, int32_t width, int32_t height);
 
   EglContext& ctx_;

@@ -67,16 +67,18 @@ class SourceStage {
   // three R8 w x h planes. Other modes fail with *error.
   bool pack_to_textures(const SourceFrame& frame, const PackOptions& options,
                         const GLuint planes[3], std::string* error);
-  // Tiles (RGB) into the dmabuf carrier's atlas, an RGBA8 texture of the source context
-  // (tiles_x * tile) wide: packs as submit() does (compute, or the GLES 3.0 path), then
-  // copies on the GPU the i-th changed tile into slot i at ((i % tiles_x), (i / tiles_x)) *
-  // tile and the tile indices (one little-endian word per texel) into the rows from
-  // 'list_row' on; waits for the GPU. Only the 16-byte header and the index list are read
-  // by the CPU (to place the tiles). *count: changed tiles; *bytes: index and tile bytes
-  // written. Needs a free read-back buffer (collect() everything submitted first).
-  bool pack_tiles_to_atlas(const SourceFrame& frame, const PackOptions& options, GLuint atlas,
-                           int32_t list_row, uint32_t* count, uint64_t* bytes,
-                           std::string* error);
+  // Tiles into the dmabuf carrier's atlas, textures of the source context (tiles_x * tile)
+  // wide: packs as submit() does, then copies on the GPU the i-th changed tile into slot i
+  // at ((i % tiles_x), (i / tiles_x)) * tile and the tile indices (one little-endian word
+  // per RGBA8 texel) into rows from 'list_row' on; waits for the GPU. tiles: atlas[0]
+  // RGBA8 holds tiles and list. tiles-nv12: atlas[0] R8 the Y, atlas[1] RG8 the chroma
+  // (slots of tile / 2 + 2 sites with the border), atlas[2] RGBA8 the list. Only the
+  // 16-byte header and the index list are read by the CPU (to place the tiles). *count:
+  // changed tiles; *bytes: index and tile bytes written. Needs a free read-back buffer
+  // (collect() everything submitted first).
+  bool pack_tiles_to_atlas(const SourceFrame& frame, const PackOptions& options,
+                           const GLuint atlas[3], int32_t list_row, uint32_t* count,
+                           uint64_t* bytes, std::string* error);
   // Whether compute shaders are used for this mode with these options.
   bool uses_compute(const PackOptions& options) const;
   // Forget the previous frame (next tiles frame sends every tile).

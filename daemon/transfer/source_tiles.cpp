@@ -158,11 +158,12 @@ bool SourceStage::pack_tiles_fallback(const SourceFrame& f, const PackOptions& o
 
 namespace ferry::transfer {
 
-bool SourceStage::pack_tiles_to_atlas(const SourceFrame& f, const PackOptions& o, GLuint atlas,
-                                      int32_t list_row, uint32_t* count, uint64_t* bytes,
-                                      std::string* error) {
-  if (o.mode != TransferMode::tiles) {
-    *error = "the tile atlas takes rgb tiles only, not " + std::string(to_string(o.mode));
+bool SourceStage::pack_tiles_to_atlas(const SourceFrame& f, const PackOptions& o,
+                                      const GLuint atlas[3], int32_t list_row, uint32_t* count,
+                                      uint64_t* bytes, std::string* error) {
+  const bool nv12 = o.mode == TransferMode::tiles_nv12;
+  if (o.mode != TransferMode::tiles && !nv12) {
+    *error = "the tile atlas takes tiles, not " + std::string(to_string(o.mode));
     return false;
   }
   if (pending() != 0) {
@@ -211,9 +212,8 @@ bool SourceStage::pack_tiles_to_atlas(const SourceFrame& f, const PackOptions& o
   }
   // GPU-side copies from the pack buffer into the atlas: tile i to slot i, then the list.
   glBindBuffer(GL_PIXEL_UNPACK_BUFFER, slot.buffer);
-  glBindTexture(GL_TEXTURE_2D, atlas);
-  glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
-  const int32_t tx = grid.tiles_x(), atlas_w = tx * grid.tile;
+  glPixelStorei(GL_UNPACK_ALIGNMENT, 4);  // NV12 tile rows are padded to 4 bytes
+  const int32_t tx = grid.tiles_x(), atlas_w = tx * grid.tile, cslot = grid.tile / 2 + 2;
   size_t at = 16 + indices.size() * 4;
   for (size_t i = 0; i < indices.size(); ++i) {
     if (indices[i] >= uint32_t(grid.count())) {
@@ -222,11 +222,19 @@ bool SourceStage::pack_tiles_to_atlas(const SourceFrame& f, const PackOptions& o
       return false;
     }
     const Rect r = grid.rect(int32_t(indices[i]));
-    glTexSubImage2D(GL_TEXTURE_2D, 0, int32_t(i % size_t(tx)) * grid.tile,
-                    int32_t(i / size_t(tx)) * grid.tile, r.width, r.height, GL_RGBA,
-                    GL_UNSIGNED_BYTE, reinterpret_cast<void*>(at));
-    at += size_t(r.width) * size_t(r.height) * 4;
+    const int32_t sx = int32_t(i % size_t(tx)), sy = int32_t(i / size_t(tx));
+    glBindTexture(GL_TEXTURE_2D, atlas[0]);
+    glTexSubImage2D(GL_TEXTURE_2D, 0, sx * grid.tile, sy * grid.tile, r.width, r.height,
+                    nv12 ? GL_RED : GL_RGBA, GL_UNSIGNED_BYTE, reinterpret_cast<void*>(at));
+    if (nv12) {
+      const Nv12TileShape sh = nv12_tile_shape(grid, int32_t(indices[i]));
+      glBindTexture(GL_TEXTURE_2D, atlas[1]);
+      glTexSubImage2D(GL_TEXTURE_2D, 0, sx * cslot, sy * cslot, sh.chroma_w, sh.chroma_h, GL_RG,
+                      GL_UNSIGNED_BYTE, reinterpret_cast<void*>(at + size_t(sh.y_words) * 4));
+    }
+    at += size_t(tile_words(grid, int32_t(indices[i]), nv12 ? TilePayload::nv12 : TilePayload::rgba8)) * 4;
   }
+  glBindTexture(GL_TEXTURE_2D, nv12 ? atlas[2] : atlas[0]);
   const int32_t full = int32_t(indices.size() / size_t(atlas_w));
   const int32_t rest = int32_t(indices.size() % size_t(atlas_w));
   if (full)

@@ -461,14 +461,14 @@ double window_psnr(const Image& wb, const std::vector<uint32_t>& want, size_t* e
 
 // The modes that took the sysmem ring before (issue 9): yuv444 and p010 in the carrier's
 // UNORM planes, composed by the fused shader; tiles in the carrier's RGBA8 atlas and
-// scattered on the display device. Each against the same mode forced through the ring
+// tiles-nv12 in its R8 + GR88 atlases, scattered on the display device. Each against the same mode forced through the ring
 // (FERRY_OFFLOAD_CARRIER=ring): what the ring showed is what the carrier must show.
 TEST_F(KmsFerryd, OffloadCarrierTakesYuv444P010AndTilesWithNoRing) {
   std::map<std::string, OffloadRun> runs;
-  for (const char* mode : {"yuv444", "p010", "tiles"}) {
+  for (const char* mode : {"yuv444", "p010", "tiles", "tiles-nv12"}) {
     for (bool ring : {false, true}) {
       SCOPED_TRACE(std::string(mode) + (ring ? " ring" : " dmabuf"));
-      const int changes = std::string(mode) == "tiles" ? 4 : 0;
+      const int changes = std::string(mode).rfind("tiles", 0) == 0 ? 4 : 0;
       offload_run(tmp_.path(), mode, &runs[std::string(mode) + (ring ? "-ring" : "")],
                   ring ? "-ring" : "", ring ? std::vector<std::string>{"FERRY_OFFLOAD_CARRIER=ring"}
                                             : std::vector<std::string>{},
@@ -476,7 +476,7 @@ TEST_F(KmsFerryd, OffloadCarrierTakesYuv444P010AndTilesWithNoRing) {
       if (HasFatalFailure()) return;
     }
   }
-  for (const char* mode : {"yuv444", "p010", "tiles"}) {
+  for (const char* mode : {"yuv444", "p010", "tiles", "tiles-nv12"}) {
     SCOPED_TRACE(mode);
     const OffloadRun& dma = runs[mode];
     const OffloadRun& ring = runs[std::string(mode) + "-ring"];
@@ -516,6 +516,12 @@ TEST_F(KmsFerryd, OffloadCarrierTakesYuv444P010AndTilesWithNoRing) {
       EXPECT_LE(double(bytes - (35ull * 4 + 200 * 150 * 4)),
                 4 * rgb * (32.0 * 32 / (200 * 150) + 0.03));
       EXPECT_EQ(exact, size_t(200 * 150)) << "tiles are exact";
+    } else if (std::string(mode) == "tiles-nv12") {
+      // NV12 tiles with their chroma border: the same tiles as the ring's, bit for bit.
+      EXPECT_EQ(frames, 5u) << dma.log;
+      EXPECT_EQ(ring_bytes, bytes + 16 * frames) << ring.log;
+      EXPECT_EQ(same, size_t(200 * 150)) << "the carrier's tiles-nv12 equal the ring's";
+      EXPECT_GE(psnr, 35.0);
     } else if (std::string(mode) == "yuv444") {
       EXPECT_EQ(bytes, frames * 200 * 150 * 3) << dma.log;
       EXPECT_EQ(ring_bytes, bytes) << ring.log;
