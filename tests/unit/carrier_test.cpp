@@ -1,5 +1,5 @@
 // The dmabuf carrier's plane layouts per mode (offload/carrier.hpp): pure arithmetic, no
-// GPU. The guest test (vm-ferryd-kms-offload-carrier-modes) crosses real buffers.
+// GPU. The guest tests (vm-ferryd-kms-offload-carrier-yuv, -tiles) cross real buffers.
 
 #include <drm_fourcc.h>
 #include <gtest/gtest.h>
