@@ -106,7 +106,7 @@ constexpr int32_t kCarrierTile = 32;
 std::vector<CarrierPlane> carrier_planes(TransferMode mode, int32_t width, int32_t height,
                                          int32_t tile = kCarrierTile);
 
-// The ladder's test for 'mode' (rgb, nv12 or p010): a slot of a small size, a known
+// The ladder's test for 'mode' (any the carrier takes): a slot of a small size, a known
 // pattern rendered into each plane on the render device, read back through the display
 // device and compared exactly (16-bit planes at 16 bits). True when every plane format
 // round-trips; else false with *why.
@@ -114,9 +114,9 @@ bool validate_carrier(RenderDevice& device, EglContext& display, TransferMode mo
                       std::string* why);
 
 // The copy-mode ladder's decision: the dmabuf carrier when 'wanted', the render device can
-// allocate carriers, the display device imports dmabufs and the rgb and nv12 tests pass
-// (their ABGR8888, R8 and GR88 planes are also those of tiles and yuv444). P010's R16 and
-// GR1616 planes are tested on their own: *p010 says whether they passed, *p010_why why
+// allocate carriers, the display device imports dmabufs and the rgb, nv12 and tiles tests
+// pass (ARGB8888, R8, GR88 and ABGR8888: every plane of yuv444 and tiles-nv12 too). P010's
+// R16 and GR1616 planes are tested on their own: *p010 says whether they passed, *p010_why why
 // not. *why says why (the tests' results or what is missing), for logs, ferryctl and
 // --doctor.
 bool choose_dmabuf_carrier(RenderDevice& device, EglContext& display, bool wanted,
