@@ -6,6 +6,8 @@
 //                  (LUMA_ADJUST) -> R8 (or R16UI with BITS10)
 //   PASS_PLANE     w x h: one full-resolution plane (4:4:4) -> R8
 //   PASS_CONVERT   w x h: source converted to RGBA8 (10-bit / FP16 sources)
+// NORM16 (with BITS10): the P010 targets are 16-bit UNORM (R16 / RG16, the dmabuf
+// carrier's planes) instead of R16UI / RG16UI; the codes are the same (10 bits high).
 // Colour maths: codes = u_to_yuv * rgb + u_offset; rgb = u_to_rgb * (codes - u_offset).
 precision highp float;
 precision highp int;
@@ -26,14 +28,14 @@ uniform int u_plane;               // PASS_PLANE: 0 = Y, 1 = Cb, 2 = Cr
 uniform highp sampler2D u_hpass;
 #endif
 #if defined(PASS_LUMA)
-#ifdef BITS10
+#if defined(BITS10) && !defined(NORM16)
 uniform highp usampler2D u_chroma;
 #else
 uniform highp sampler2D u_chroma;
 #endif
 #endif
 
-#if defined(BITS10) && (defined(PASS_CHROMA_V) || defined(PASS_LUMA))
+#if defined(BITS10) && (defined(PASS_CHROMA_V) || defined(PASS_LUMA)) && !defined(NORM16)
 out uvec4 o_code;
 #else
 out vec4 o_color;
@@ -47,7 +49,9 @@ vec3 src_rgb(ivec2 p) {
 #if defined(PASS_LUMA)
 vec2 chroma_code(ivec2 c, ivec2 csize) {
   c = clamp(c, ivec2(0), csize - 1);
-#ifdef BITS10
+#if defined(BITS10) && defined(NORM16)
+  return floor(floor(texelFetch(u_chroma, c, 0).rg * 65535.0 + 0.5) / 64.0);
+#elif defined(BITS10)
   return vec2(texelFetch(u_chroma, c, 0).rg >> 6u);
 #else
   return floor(texelFetch(u_chroma, c, 0).rg * 255.0 + 0.5);
@@ -71,7 +75,9 @@ void main() {
     s += u_taps[k] * texelFetch(u_hpass, ivec2(p.x, y), 0).rg;
   }
   vec2 q = clamp(floor(s + 0.5), u_code_min.yz, u_code_max.yz);
-#ifdef BITS10
+#if defined(BITS10) && defined(NORM16)
+  o_color = vec4(q * 64.0 / 65535.0, 0.0, 1.0);
+#elif defined(BITS10)
   o_code = uvec4(uvec2(q) << 6u, 0u, 0u);
 #else
   o_color = vec4(q / 255.0, 0.0, 1.0);
@@ -94,7 +100,9 @@ void main() {
   float y = (u_to_yuv * rgb).x + u_offset.x;
 #endif
   float q = clamp(floor(y + 0.5), u_code_min.x, u_code_max.x);
-#ifdef BITS10
+#if defined(BITS10) && defined(NORM16)
+  o_color = vec4(q * 64.0 / 65535.0, 0.0, 0.0, 1.0);
+#elif defined(BITS10)
   o_code = uvec4(uint(q) << 6u, 0u, 0u, 0u);
 #else
   o_color = vec4(q / 255.0, 0.0, 0.0, 1.0);

@@ -7,8 +7,16 @@ precision highp int;
 flat in ivec2 v_delta;
 out vec4 o_color;
 #ifdef NV12
+#ifdef NORM
+// The dmabuf carrier's R8 / GR88 atlases (UNORM): a sample times 255 is the stored code.
+uniform highp sampler2D u_stream;
+uniform highp sampler2D u_cstream;
+#define FETCH(s, p) uvec4(floor(texelFetch(s, p, 0) * 255.0 + 0.5))
+#else
 uniform highp usampler2D u_stream;   // R8UI Y slots
 uniform highp usampler2D u_cstream;  // RG8UI CbCr slots
+#define FETCH(s, p) texelFetch(s, p, 0)
+#endif
 uniform ivec2 u_size;
 uniform vec2 u_origin;
 uniform mat3 u_to_rgb;
@@ -17,12 +25,12 @@ flat in ivec2 v_cdelta;
 
 vec2 chroma_code(ivec2 c, ivec2 csize) {
   c = clamp(c, ivec2(0), csize - 1);
-  return vec2(texelFetch(u_cstream, c + v_cdelta, 0).rg);
+  return vec2(FETCH(u_cstream, c + v_cdelta).rg);
 }
 
 void main() {
   ivec2 p = ivec2(gl_FragCoord.xy);
-  float y = float(texelFetch(u_stream, p + v_delta, 0).r);
+  float y = float(FETCH(u_stream, p + v_delta).r);
   ivec2 csize = (u_size + 1) / 2;
   vec2 c = (vec2(p) - u_origin) * 0.5;
   vec2 c0 = floor(c);

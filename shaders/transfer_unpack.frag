@@ -4,11 +4,23 @@
 // PLANAR444: three full-resolution planes. Planes are integer textures so codes are exact.
 // BLIT: the same maths inside composition (with blit.vert): the renderer samples the
 // planes of an offloaded surface directly, no intermediate RGBA texture (fused unpack).
+// NORM: the planes are UNORM textures (the dmabuf carrier's R8 / R16 / GR1616 buffers as
+// the display device imports them); a sample times u_norm (255 or 65535) is the stored
+// integer, so the codes are exact as with integer textures.
 precision highp float;
 precision highp int;
+#ifdef NORM
+uniform highp sampler2D u_y;
+uniform highp sampler2D u_uv;
+uniform highp sampler2D u_v;
+uniform float u_norm;
+#define FETCH(s, p) uvec4(floor(texelFetch(s, p, 0) * u_norm + 0.5))
+#else
 uniform highp usampler2D u_y;
 uniform highp usampler2D u_uv;   // SEMIPLANAR: CbCr; PLANAR444: Cb
 uniform highp usampler2D u_v;    // PLANAR444: Cr
+#define FETCH(s, p) texelFetch(s, p, 0)
+#endif
 uniform ivec2 u_size;
 uniform uint u_shift;
 uniform vec2 u_origin;
@@ -28,7 +40,7 @@ uniform highp sampler2D u_uvf;
 #if defined(SEMIPLANAR) && !defined(FILTERED)
 vec2 chroma_code(ivec2 c, ivec2 csize) {
   c = clamp(c, ivec2(0), csize - 1);
-  return vec2(texelFetch(u_uv, c, 0).rg >> u_shift);
+  return vec2(FETCH(u_uv, c).rg >> u_shift);
 }
 #endif
 
@@ -54,7 +66,7 @@ void main() {
   vec2 uv = mix(mix(vec2(cb.w, cr.w), vec2(cb.z, cr.z), f.x),
                 mix(vec2(cb.x, cr.x), vec2(cb.y, cr.y), f.x), f.y);
 #else
-  float y = float(texelFetch(u_y, p, 0).r >> u_shift);
+  float y = float(FETCH(u_y, p).r >> u_shift);
 #endif
 #if defined(SEMIPLANAR) && !defined(FILTERED)
   ivec2 csize = (u_size + 1) / 2;
@@ -66,7 +78,7 @@ void main() {
                 mix(chroma_code(i0 + ivec2(0, 1), csize), chroma_code(i0 + ivec2(1, 1), csize), f.x),
                 f.y);
 #elif !defined(FILTERED)
-  vec2 uv = vec2(float(texelFetch(u_uv, p, 0).r), float(texelFetch(u_v, p, 0).r));
+  vec2 uv = vec2(float(FETCH(u_uv, p).r), float(FETCH(u_v, p).r));
 #endif
   vec3 rgb = u_to_rgb * (vec3(y, uv) - u_offset);
 #ifdef BLIT

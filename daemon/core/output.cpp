@@ -446,13 +446,17 @@ bool Output::try_direct_scanout() {
   const SceneItem& top = items.back();
   backend_->set_scanout_candidate(top.box == layout_box() ? top.surface : nullptr);
   Buffer* buffer = top.surface->buffer();  // kept only for buffers that are not copied (dmabuf)
-  if (!buffer || top.box != layout_box()) return false;
+  // Else an offloaded frame in the transfer engine's dmabuf carrier, which a plane can show.
+  const SurfaceTexture* tex = buffer ? nullptr : top.surface->texture();
+  const bool carrier = tex && tex->scanout();
+  if ((!buffer && !carrier) || top.box != layout_box()) return false;
   Region uncovered(Rect{0, 0, top.box.width, top.box.height});
   uncovered.subtract(top.surface->opaque_region());
-  bool covers = !buffer->has_alpha() || uncovered.empty();
+  bool covers = (buffer ? !buffer->has_alpha() : tex->opaque()) || uncovered.empty();
   if (!covers) return false;
   if (!backend_->try_direct_scanout(*top.surface, covers)) return false;
   stats_.direct_scanout++;
+  if (carrier) stats_.carrier_scanout++;
   return true;
 }
 

@@ -101,6 +101,7 @@ struct OutputStats {
   uint64_t rects_drawn = 0;       // damage rectangles drawn
   uint64_t render_passes = 0;     // multipass batches (S4)
   uint64_t direct_scanout = 0;    // frames shown from a client buffer without composition
+  uint64_t carrier_scanout = 0;   // of those: from an offloaded frame's dmabuf carrier
   uint64_t overlay_frames = 0;    // composed frames with a client buffer on an overlay plane
   uint64_t frames_late = 0;       // composed frames shown after the vblank they were planned for
   int64_t predicted_compose_ns = 0;  // the frame scheduler's prediction (0: none yet)

@@ -22,11 +22,43 @@ void sample_linear(GLuint tex) {
 
 }  // namespace
 
+std::vector<CarrierPlane> carrier_planes(TransferMode mode, int32_t w, int32_t h, int32_t tile) {
+  const int32_t cw = (w + 1) / 2, ch = (h + 1) / 2;
+  switch (mode) {
+    case TransferMode::rgb:  // XRGB8888 to a KMS plane
+      return {{DRM_FORMAT_ARGB8888, w, h}};
+    case TransferMode::nv12:
+      return {{DRM_FORMAT_R8, w, h}, {DRM_FORMAT_GR88, cw, ch}};
+    case TransferMode::p010:
+      return {{DRM_FORMAT_R16, w, h}, {DRM_FORMAT_GR1616, cw, ch}};
+    case TransferMode::yuv444:
+      return {{DRM_FORMAT_R8, w, h}, {DRM_FORMAT_R8, w, h}, {DRM_FORMAT_R8, w, h}};
+    case TransferMode::tiles: {
+      if (tile <= 0) return {};
+      const int32_t tx = (w + tile - 1) / tile, ty = (h + tile - 1) / tile;
+      const int32_t aw = tx * tile, list_rows = (tx * ty + aw - 1) / aw;
+      return {{DRM_FORMAT_ABGR8888, aw, ty * tile + list_rows}};
+    }
+    case TransferMode::tiles_nv12: {
+      // Y slots, chroma slots with their one-site border, and the index list on its own.
+      if (tile <= 0 || tile % 2) return {};
+      const int32_t tx = (w + tile - 1) / tile, ty = (h + tile - 1) / tile, cs = tile / 2 + 2;
+      const int32_t aw = tx * tile, list_rows = (tx * ty + aw - 1) / aw;
+      return {{DRM_FORMAT_R8, aw, ty * tile},
+              {DRM_FORMAT_GR88, tx * cs, ty * cs},
+              {DRM_FORMAT_ABGR8888, aw, list_rows}};
+    }
+    default:
+      return {};
+  }
+}
+
 std::unique_ptr<CarrierSlot> CarrierSlot::create(RenderDevice& device, EglContext& display,
                                                  TransferMode mode, int32_t width,
                                                  int32_t height, std::string* error) {
-  if (mode != TransferMode::rgb && mode != TransferMode::nv12) {
-    *error = "the dmabuf carrier takes rgb and nv12 only";
+  const std::vector<CarrierPlane> planes = carrier_planes(mode, width, height);
+  if (planes.empty()) {
+    *error = "the dmabuf carrier does not take " + std::string(to_string(mode)) + " frames";
     return nullptr;
   }
   if (!device.gbm()) {
@@ -37,10 +69,12 @@ std::unique_ptr<CarrierSlot> CarrierSlot::create(RenderDevice& device, EglContex
   slot->mode_ = mode;
   slot->width_ = width;
   slot->height_ = height;
-  bool ok = mode == TransferMode::rgb
-                ? slot->add_plane(0, DRM_FORMAT_ABGR8888, width, height, error)
-                : slot->add_plane(0, DRM_FORMAT_R8, width, height, error) &&
-                      slot->add_plane(1, DRM_FORMAT_GR88, (width + 1) / 2, (height + 1) / 2, error);
+  slot->planes_count_ = int(planes.size());
+  if (mode == TransferMode::tiles)
+    slot->list_row_ = (height + kCarrierTile - 1) / kCarrierTile * kCarrierTile;
+  bool ok = true;
+  for (size_t i = 0; ok && i < planes.size(); ++i)
+    ok = slot->add_plane(int(i), planes[i].fourcc, planes[i].width, planes[i].height, error);
   display.make_current();
   if (!ok) return nullptr;
   return slot;
@@ -99,9 +133,29 @@ CarrierSlot::~CarrierSlot() {
 }
 
 uint64_t CarrierSlot::payload_bytes() const {
-  uint64_t y = uint64_t(width_) * uint64_t(height_);
-  if (mode_ == TransferMode::rgb) return y * 4;
-  return y + uint64_t((width_ + 1) / 2) * uint64_t((height_ + 1) / 2) * 2;
+  if (mode_ == TransferMode::tiles || mode_ == TransferMode::tiles_nv12) return 0;
+  uint64_t bytes = 0;
+  for (const CarrierPlane& p : carrier_planes(mode_, width_, height_)) {
+    const uint64_t px = p.fourcc == DRM_FORMAT_ARGB8888 || p.fourcc == DRM_FORMAT_GR1616 ? 4
+                        : p.fourcc == DRM_FORMAT_GR88 || p.fourcc == DRM_FORMAT_R16  ? 2
+                                                                                      : 1;
+    bytes += uint64_t(p.width) * uint64_t(p.height) * px;
+  }
+  return bytes;
+}
+
+ScanoutSource CarrierSlot::scanout_source(int plane) const {
+  const Plane& p = planes_[plane];
+  ScanoutSource s;
+  s.fd = p.fd.get();
+  s.fourcc = gbm_bo_get_format(p.bo);
+  s.modifier = DRM_FORMAT_MOD_LINEAR;
+  s.offset = 0;
+  s.stride = gbm_bo_get_stride(p.bo);
+  s.width = int32_t(gbm_bo_get_width(p.bo));
+  s.height = int32_t(gbm_bo_get_height(p.bo));
+  s.hold = hold_;
+  return s;
 }
 
 void CarrierSlot::set_display_fence(EGLSync fence) {
@@ -113,66 +167,89 @@ void CarrierSlot::wait_display() {
   transfer::wait_fence(display_.display(), &display_fence_, EGL_FOREVER);
 }
 
-bool validate_carrier(RenderDevice& device, EglContext& display, std::string* why) {
+bool validate_carrier(RenderDevice& device, EglContext& display, TransferMode mode,
+                      std::string* why) {
   constexpr int32_t kW = 64, kH = 16, kStrip = 4;
-  for (TransferMode mode : {TransferMode::rgb, TransferMode::nv12}) {
-    std::unique_ptr<CarrierSlot> slot = CarrierSlot::create(device, display, mode, kW, kH, why);
-    if (!slot) return false;
-    for (int plane = 0; plane < slot->planes(); ++plane) {
-      const int32_t w = plane == 0 ? kW : kW / 2, h = plane == 0 ? kH : kH / 2;
-      const int channels = mode == TransferMode::rgb ? 4 : plane == 0 ? 1 : 2;
-      // Vertical strips of distinct bytes in every channel, cleared on the render device.
-      auto expected = [&](int32_t x, int c) { return uint8_t((x / kStrip) * 37 + c * 71 + 11); };
-      {
-        RenderDevice::Scope scope(device);
-        GLuint fbo = 0;
-        glGenFramebuffers(1, &fbo);
-        glBindFramebuffer(GL_FRAMEBUFFER, fbo);
-        glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D,
-                               slot->render_targets()[plane], 0);
-        glEnable(GL_SCISSOR_TEST);
-        for (int32_t x = 0; x < w; x += kStrip) {
-          glScissor(x, 0, kStrip, h);
-          glClearColor(expected(x, 0) / 255.0f, expected(x, 1) / 255.0f, expected(x, 2) / 255.0f,
-                       expected(x, 3) / 255.0f);
-          glClear(GL_COLOR_BUFFER_BIT);
-        }
-        glDisable(GL_SCISSOR_TEST);
-        glFinish();
-        glBindFramebuffer(GL_FRAMEBUFFER, 0);
-        glDeleteFramebuffers(1, &fbo);
-      }
-      display.make_current();
+  std::unique_ptr<CarrierSlot> slot = CarrierSlot::create(device, display, mode, kW, kH, why);
+  if (!slot) return false;
+  const std::vector<CarrierPlane> planes = carrier_planes(mode, kW, kH);
+  for (int plane = 0; plane < slot->planes(); ++plane) {
+    const CarrierPlane& cp = planes[size_t(plane)];
+    const int32_t w = cp.width, h = cp.height;
+    const bool wide = cp.fourcc == DRM_FORMAT_R16 || cp.fourcc == DRM_FORMAT_GR1616;
+    const int channels = cp.fourcc == DRM_FORMAT_ABGR8888 || cp.fourcc == DRM_FORMAT_ARGB8888 ? 4
+                         : cp.fourcc == DRM_FORMAT_GR88 || cp.fourcc == DRM_FORMAT_GR1616 ? 2
+                                                                                         : 1;
+    // Vertical strips of distinct values in every channel, cleared on the render device;
+    // 16-bit planes get 10-bit codes in the high bits, as P010 stores them.
+    auto expected = [&](int32_t x, int c) -> uint32_t {
+      const uint32_t v = uint32_t((x / kStrip) * 37 + c * 71 + 11);
+      return wide ? ((v * 5) & 0x3ffu) << 6 : v & 0xffu;
+    };
+    const float top = wide ? 65535.0f : 255.0f;
+    {
+      RenderDevice::Scope scope(device);
       GLuint fbo = 0;
       glGenFramebuffers(1, &fbo);
       glBindFramebuffer(GL_FRAMEBUFFER, fbo);
       glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D,
-                             slot->display_texture(plane), 0);
-      std::vector<uint8_t> got(size_t(w) * size_t(h) * 4, 0);
-      bool complete = glCheckFramebufferStatus(GL_FRAMEBUFFER) == GL_FRAMEBUFFER_COMPLETE;
-      if (complete) glReadPixels(0, 0, w, h, GL_RGBA, GL_UNSIGNED_BYTE, got.data());
+                             slot->render_targets()[plane], 0);
+      glEnable(GL_SCISSOR_TEST);
+      for (int32_t x = 0; x < w; x += kStrip) {
+        glScissor(x, 0, kStrip, h);
+        glClearColor(float(expected(x, 0)) / top, float(expected(x, 1)) / top,
+                     float(expected(x, 2)) / top, float(expected(x, 3)) / top);
+        glClear(GL_COLOR_BUFFER_BIT);
+      }
+      glDisable(GL_SCISSOR_TEST);
+      glFinish();
       glBindFramebuffer(GL_FRAMEBUFFER, 0);
       glDeleteFramebuffers(1, &fbo);
-      const std::string name = std::string(to_string(mode)) + " plane " + std::to_string(plane);
-      if (!complete) {
-        *why = "the display device cannot read the " + name + " carrier buffer";
-        return false;
-      }
-      for (int32_t y = 0; y < h; ++y)
-        for (int32_t x = 0; x < w; ++x)
-          for (int c = 0; c < channels; ++c)
-            if (got[(size_t(y) * size_t(w) + size_t(x)) * 4 + size_t(c)] != expected(x, c)) {
-              *why = "the " + name + " round trip differs at (" + std::to_string(x) + ", " +
-                     std::to_string(y) + ")";
-              return false;
-            }
     }
+    display.make_current();
+    while (glGetError() != GL_NO_ERROR) {
+    }
+    GLuint fbo = 0;
+    glGenFramebuffers(1, &fbo);
+    glBindFramebuffer(GL_FRAMEBUFFER, fbo);
+    glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D,
+                           slot->display_texture(plane), 0);
+    // 16-bit UNORM reads back as RGBA / UNSIGNED_SHORT (EXT_texture_norm16).
+    std::vector<uint16_t> got16(wide ? size_t(w) * size_t(h) * 4 : 0, 0);
+    std::vector<uint8_t> got8(wide ? 0 : size_t(w) * size_t(h) * 4, 0);
+    bool complete = glCheckFramebufferStatus(GL_FRAMEBUFFER) == GL_FRAMEBUFFER_COMPLETE;
+    if (complete && wide) glReadPixels(0, 0, w, h, GL_RGBA, GL_UNSIGNED_SHORT, got16.data());
+    if (complete && !wide) glReadPixels(0, 0, w, h, GL_RGBA, GL_UNSIGNED_BYTE, got8.data());
+    const GLenum err = glGetError();
+    glBindFramebuffer(GL_FRAMEBUFFER, 0);
+    glDeleteFramebuffers(1, &fbo);
+    const std::string name = std::string(to_string(mode)) + " plane " + std::to_string(plane) +
+                             " (" + transfer::fourcc_name(cp.fourcc) + ")";
+    if (!complete || err != GL_NO_ERROR) {
+      *why = "the display device cannot read the " + name + " carrier buffer" +
+             (err != GL_NO_ERROR ? " (GL error " + std::to_string(err) + ")" : "");
+      return false;
+    }
+    for (int32_t y = 0; y < h; ++y)
+      for (int32_t x = 0; x < w; ++x)
+        for (int c = 0; c < channels; ++c) {
+          const size_t i = (size_t(y) * size_t(w) + size_t(x)) * 4 + size_t(c);
+          if ((wide ? uint32_t(got16[i]) : uint32_t(got8[i])) != expected(x, c)) {
+            *why = "the " + name + " round trip differs at (" + std::to_string(x) + ", " +
+                   std::to_string(y) + ")";
+            return false;
+          }
+        }
   }
   return true;
 }
 
 bool choose_dmabuf_carrier(RenderDevice& device, EglContext& display, bool wanted,
-                           std::string* why) {
+                           std::string* why, bool* p010, std::string* p010_why) {
+  if (p010) *p010 = false;
+  std::string p010_note;
+  if (!p010_why) p010_why = &p010_note;
+  *p010_why = "the dmabuf carrier is not in use";
   if (!wanted) {
     *why = "the dmabuf carrier is turned off (FERRY_OFFLOAD_CARRIER=ring)";
     return false;
@@ -186,12 +263,19 @@ bool choose_dmabuf_carrier(RenderDevice& device, EglContext& display, bool wante
     return false;
   }
   std::string failed;
-  if (!validate_carrier(device, display, &failed)) {
-    *why = "the dmabuf carrier test failed: " + failed;
-    return false;
-  }
-  *why = "validated at start: rgb, R8 and GR88 planes crossed exactly; rgb and nv12 use it, "
-         "other modes the sysmem ring";
+  for (TransferMode mode : {TransferMode::rgb, TransferMode::nv12, TransferMode::tiles})
+    if (!validate_carrier(device, display, mode, &failed)) {
+      *why = "the dmabuf carrier test failed: " + failed;
+      return false;
+    }
+  const bool wide = validate_carrier(device, display, TransferMode::p010, &failed);
+  display.make_current();
+  if (p010) *p010 = wide;
+  *p010_why = wide ? "" : "the P010 carrier test failed: " + failed;
+  *why = std::string("validated at start: rgb, R8, GR88 and tile atlas planes crossed exactly") +
+         (wide ? ", and R16 and GR1616" : "") +
+         "; rgb, nv12, yuv444, tiles and tiles-nv12 use it" +
+         (wide ? ", and p010" : "; p010 the sysmem ring (" + *p010_why + ")");
   return true;
 }
 

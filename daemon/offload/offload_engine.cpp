@@ -85,8 +85,8 @@ struct OffloadEngine::Lane {
   std::unique_ptr<transfer::SourceStage> source;  // render context
   transfer::SysmemRing ring{kSlots};
   std::unique_ptr<transfer::DestStage> dest;      // renderer's context
-  // The dmabuf carrier's slots (rgb and nv12), used round robin; the one shown is fenced
-  // on the display device when the next takes its place.
+  // The dmabuf carrier's slots, used round robin (skipping those a KMS plane shows); the
+  // one shown is fenced on the display device when the next takes its place.
   std::unique_ptr<CarrierSlot> slots[kSlots];
   int next_slot = 0, shown_slot = -1;
   std::string carrier = "sysmem ring";  // what carried the last frame
@@ -110,7 +110,8 @@ OffloadEngine::OffloadEngine(Server& server, std::unique_ptr<RenderDevice> devic
                              EngineOptions options)
     : server_(server), device_(std::move(device)), options_(options) {
   // The copy-mode ladder: the dmabuf carrier only after a known pattern crossed exactly.
-  carrier_ok_ = choose_dmabuf_carrier(*device_, server_.egl(), options_.dmabuf_carrier, &carrier_why_);
+  carrier_ok_ = choose_dmabuf_carrier(*device_, server_.egl(), options_.dmabuf_carrier,
+                                      &carrier_why_, &carrier_p010_, &carrier_p010_why_);
   carrier_note_ = carrier() + " (" + carrier_why_ + ")";
   server_.egl().make_current();
   log_info("offload: carrier: %s", carrier_note_.c_str());
@@ -362,6 +363,7 @@ bool OffloadEngine::show_in_place(Surface& surface, Lane& lane, const OffloadPol
   note_mode(surface, lane, buffer.width(), buffer.height(), TransferMode::zero_copy, reason);
   count_frame(lane, TransferMode::zero_copy, 0, reason, now);
   lane.carrier = "none";
+  carrier_frames_[lane.carrier]++;
   lane.carrier_why = "zero-copy: the display device samples the client's buffer";
   lane.pack_ms = lane.unpack_ms = 0;
   lane.tiles_primed = false;  // the destination does not hold this frame
@@ -446,10 +448,13 @@ bool OffloadEngine::move_frame(Surface& surface, Lane& lane_ref, const OffloadPo
   bool ok = false, fused = false;
   YuvPlanes planes;
   std::unique_ptr<SurfaceTexture> carrier_tex;
+  bool busy = false;
   if (carrier_takes(mode) && !lane->carrier_failed) {
     // The dmabuf carrier: packed straight into linear buffers the display samples.
-    ok = carry_dmabuf(*lane, frame, po, y_inverted, &bytes, carrier_tex, &error);
-    if (!carrier_tex) {
+    ok = carry_dmabuf(*lane, frame, po, y_inverted, &bytes, carrier_tex, &busy, &error);
+    if (busy) {
+      error.clear();  // this frame only: the ring carries it
+    } else if (!carrier_tex) {
       log_warn("offload: wl_surface@%u: dmabuf carrier: %s; its frames go through the sysmem "
                "ring", wl_resource_get_id(surface.resource()), error.c_str());
       lane->carrier_failed = true;
@@ -482,8 +487,13 @@ bool OffloadEngine::move_frame(Surface& surface, Lane& lane_ref, const OffloadPo
     lane->carrier_why = !carrier_ok_            ? carrier_why_
                         : lane->carrier_failed ? "the dmabuf carrier failed for this surface: " +
                                                      lane->carrier_error
+                        : busy ? "every dmabuf carrier slot was still on a KMS plane"
+                        : mode == TransferMode::p010 && !carrier_p010_ ? carrier_p010_why_
                                                : "the dmabuf carrier does not take " +
-                                                     std::string(to_string(mode)) + " frames";
+                                                     std::string(to_string(mode)) + " frames" +
+                                                     (options_.fused_unpack
+                                                          ? ""
+                                                          : " with the fused unpack off");
   } else {
     lane->carrier_why = carrier_why_;
   }
@@ -500,6 +510,7 @@ bool OffloadEngine::move_frame(Surface& surface, Lane& lane_ref, const OffloadPo
   lane->pack_ms = ms_between(t0, t1);
   lane->unpack_ms = ms_between(t1, t2);
   count_frame(*lane, mode, bytes, std::move(reason), now);
+  carrier_frames_[lane->carrier]++;
   frames_moved_++;
   if (carrier_tex) {
     tex = std::move(carrier_tex);
@@ -562,17 +573,40 @@ void OffloadEngine::count_frame(Lane& lane, TransferMode mode, uint64_t bytes, s
 
 bool OffloadEngine::carrier_takes(TransferMode mode) const {
   if (!carrier_ok_) return false;
-  if (mode == TransferMode::rgb) return true;
-  // NV12 is composed from the carrier's R8 + RG8 planes by the fused shader's gather path.
-  const GlCaps& caps = server_.egl().caps();
-  const bool gather = caps.gles_major > 3 || (caps.gles_major == 3 && caps.gles_minor >= 1);
-  return mode == TransferMode::nv12 && options_.fused_unpack && gather;
+  switch (mode) {
+    case TransferMode::rgb:
+    case TransferMode::tiles:  // scattered from the atlas into the destination's copy
+    case TransferMode::tiles_nv12:
+      return true;
+    case TransferMode::nv12: {
+      // Composed from the carrier's R8 + RG8 planes by the fused shader's gather path.
+      const GlCaps& caps = server_.egl().caps();
+      const bool gather = caps.gles_major > 3 || (caps.gles_major == 3 && caps.gles_minor >= 1);
+      return options_.fused_unpack && gather;
+    }
+    case TransferMode::yuv444:  // composed from the UNORM planes by the fused shader
+      return options_.fused_unpack;
+    case TransferMode::p010:
+      return options_.fused_unpack && carrier_p010_;
+    default:
+      return false;
+  }
 }
 
 bool OffloadEngine::carry_dmabuf(Lane& lane, const transfer::SourceFrame& frame,
                                  const transfer::PackOptions& po, bool y_inverted, uint64_t* bytes,
-                                 std::unique_ptr<SurfaceTexture>& tex, std::string* error) {
-  const int s = lane.next_slot;
+                                 std::unique_ptr<SurfaceTexture>& tex, bool* busy,
+                                 std::string* error) {
+  // A slot a KMS plane still shows (full-screen scanout from the carrier) is skipped until
+  // its flip is replaced.
+  int s = lane.next_slot;
+  for (int i = 0; i < kSlots && lane.slots[size_t(s)] && lane.slots[size_t(s)]->on_screen(); ++i)
+    s = (s + 1) % kSlots;
+  if (lane.slots[size_t(s)] && lane.slots[size_t(s)]->on_screen()) {
+    *error = "every carrier slot is still on screen";
+    *busy = true;
+    return false;
+  }
   std::unique_ptr<CarrierSlot>& slot = lane.slots[size_t(s)];
   if (!slot || slot->mode() != po.mode || slot->width() != frame.width ||
       slot->height() != frame.height) {
@@ -582,12 +616,25 @@ bool OffloadEngine::carry_dmabuf(Lane& lane, const transfer::SourceFrame& frame,
     if (!slot) return false;
   }
   slot->wait_display();  // the display device has finished sampling it
+  const bool tiles = is_tiles(po.mode);
+  uint32_t tile_count = 0;
   bool ok = false;
   {
     RenderDevice::Scope scope(*device_);
-    ok = lane.source->pack_to_textures(frame, po, slot->render_targets(), error);
+    ok = tiles ? lane.source->pack_tiles_to_atlas(frame, po, slot->render_targets(),
+                                                  slot->list_row(), &tile_count, bytes, error)
+               : lane.source->pack_to_textures(frame, po, slot->render_targets(), error);
   }
   if (!ok) return false;
+  // The tiles patch the destination's copy of the frame from the atlas (display device).
+  if (tiles) {
+    const GLuint atlas[3] = {slot->display_texture(0), slot->display_texture(1),
+                             slot->display_texture(2)};
+    if (!lane.dest->scatter_atlas(atlas, po.mode == TransferMode::tiles_nv12, po.color,
+                                  frame.width, frame.height, po.tile_size, tile_count,
+                                  slot->list_row(), error))
+      return false;
+  }
   // From here on no composition samples the slot shown so far: fence it for its next use.
   if (lane.shown_slot >= 0 && lane.slots[size_t(lane.shown_slot)])
     lane.slots[size_t(lane.shown_slot)]->set_display_fence(
@@ -595,15 +642,22 @@ bool OffloadEngine::carry_dmabuf(Lane& lane, const transfer::SourceFrame& frame,
   lane.shown_slot = s;
   lane.next_slot = (s + 1) % kSlots;
   lane.carrier = "dmabuf";
-  *bytes = slot->payload_bytes();
+  if (!tiles) *bytes = slot->payload_bytes();
+  const bool opaque = !has_alpha(frame.fourcc);
   if (po.mode == TransferMode::rgb) {
-    tex = Renderer::borrow(slot->display_texture(0), frame.width, frame.height,
-                           !has_alpha(frame.fourcc), y_inverted);
+    tex = Renderer::borrow(slot->display_texture(0), frame.width, frame.height, opaque, y_inverted);
+    tex->set_scanout(slot->scanout_source(0));  // a full-screen surface may be flipped to it
+  } else if (tiles) {
+    tex = Renderer::borrow(lane.dest->texture(), frame.width, frame.height, opaque, y_inverted);
   } else {
+    const bool semiplanar = po.mode != TransferMode::yuv444, ten = po.mode == TransferMode::p010;
     const GLuint t[3] = {slot->display_texture(0), slot->display_texture(1),
-                         slot->display_texture(1)};
-    tex = Renderer::borrow_yuv(transfer::fused_planes(po.color, t, true, false, true), frame.width,
-                               frame.height, y_inverted);
+                         slot->display_texture(semiplanar ? 1 : 2)};
+    YuvPlanes planes =
+        transfer::fused_planes(po.color, t, semiplanar, ten, po.mode == TransferMode::nv12);
+    // NV12 is gathered as R8 + RG8; 4:4:4 and P010 are fetched from the UNORM planes.
+    if (po.mode != TransferMode::nv12) planes.norm = ten ? 65535.0f : 255.0f;
+    tex = Renderer::borrow_yuv(planes, frame.width, frame.height, y_inverted);
   }
   return true;
 }
@@ -656,6 +710,15 @@ void OffloadEngine::print_stats(FILE* out) const {
     first = false;
   }
   if (!lost_.empty()) std::fprintf(out, "; device lost: %s", lost_.c_str());
+  std::fprintf(out, "\n");
+  if (carrier_frames_.empty()) return;
+  std::fprintf(out, "offload carriers:");
+  first = true;
+  for (const auto& [carrier, frames] : carrier_frames_) {
+    std::fprintf(out, "%s %s %llu frames", first ? "" : ",", carrier.c_str(),
+                 static_cast<unsigned long long>(frames));
+    first = false;
+  }
   std::fprintf(out, "\n");
 }
 

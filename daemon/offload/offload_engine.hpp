@@ -11,9 +11,10 @@
 // a (format, modifier) the device refused is remembered), or a wl_shm frame is uploaded
 // into a texture there (where a dGPU client's frame would already be). The lane runs
 // synchronously inside the commit, so the frame shown is exactly the one that crossed, and
-// the client's buffer is free again when the commit returns; rgb and nv12 frames go in
-// the dmabuf carrier's slots when its start-up test passed. In zero-copy mode a dmabuf the
-// display device imports is not moved at all: it is sampled where it lies.
+// the client's buffer is free again when the commit returns; frames go in the dmabuf
+// carrier's slots when its start-up test passed (p010 when its 16-bit planes passed too).
+// In zero-copy mode a dmabuf the display device imports is not moved at all: it is
+// sampled where it lies.
 //
 // Threading: main thread only (see RenderDevice's scope rule).
 
@@ -48,8 +49,8 @@ struct EngineOptions {
   // YUV modes: composition samples the planes and converts per fragment (no RGBA
   // intermediate texture). Off (FERRY_OFFLOAD_UNFUSED=1): the destination stage unpacks.
   bool fused_unpack = true;
-  // rgb and nv12 frames in linear buffers of the render device that the display device
-  // samples (no CPU copy), when the round-trip test at start passes. Off
+  // Frames in linear buffers of the render device that the display device samples (no
+  // CPU copy), when the round-trip test at start passes. Off
   // (FERRY_OFFLOAD_CARRIER=ring): the system-memory ring carries every frame.
   bool dmabuf_carrier = true;
   // Test hook (FERRY_TEST_LOSE_RENDER_DEVICE=N): the render device counts as lost, as on
@@ -105,7 +106,9 @@ class OffloadEngine final : public SurfaceTransferPath {
     uint64_t bytes = 0;
   };
   const std::map<TransferMode, ModeTotals>& totals() const { return totals_; }
-  // "offload: rgb 120 frames 110592000 bytes, nv12 ..." (--stats).
+  // "offload (render device D, carrier C): rgb 120 frames 110592000 bytes, nv12 ..." and
+  // "offload carriers: dmabuf 100 frames, sysmem ring 20 frames" (what carried each frame;
+  // "none" for zero-copy) (--stats).
   void print_stats(FILE* out) const;
 
  private:
@@ -139,17 +142,20 @@ class OffloadEngine final : public SurfaceTransferPath {
                      const Region& damage, std::unique_ptr<SurfaceTexture>& tex);
   // Whether the dmabuf carrier takes frames of this mode.
   bool carrier_takes(TransferMode mode) const;
-  // Packs the frame into the lane's next carrier slot; 'tex' samples it. False with *error
-  // (and 'tex' null) when no slot could be made or filled: the ring carries the frame.
+  // Packs the frame into the lane's next carrier slot no KMS plane shows; 'tex' samples
+  // it (rgb: and offers the slot for scanout). False with *error (and 'tex' null) when no
+  // slot could be made or filled: the ring carries the frame; *busy: only because every
+  // slot is still on screen (this frame takes the ring, the next tries again).
   bool carry_dmabuf(Lane& lane, const transfer::SourceFrame& frame, const transfer::PackOptions& po,
                     bool y_inverted, uint64_t* bytes, std::unique_ptr<SurfaceTexture>& tex,
-                    std::string* error);
+                    bool* busy, std::string* error);
 
   Server& server_;
   std::unique_ptr<RenderDevice> device_;
   EngineOptions options_;
   std::map<uint64_t, std::unique_ptr<Lane>> lanes_;
   std::map<TransferMode, ModeTotals> totals_;
+  std::map<std::string, uint64_t> carrier_frames_;  // frames per carrier that moved them
   std::map<uint32_t, bool> refused_formats_;  // logged once each
   // (format, modifier) pairs the render device refused to import, with its answer.
   std::map<std::pair<uint32_t, uint64_t>, std::string> import_refused_;
@@ -158,6 +164,8 @@ class OffloadEngine final : public SurfaceTransferPath {
   uint64_t dmabuf_imports_ = 0;  // last DmabufImage id given on the render device
   bool carrier_ok_ = false;
   std::string carrier_why_;   // why that carrier (the start-up test's result)
+  bool carrier_p010_ = false;     // P010's R16 + GR1616 planes passed their test too
+  std::string carrier_p010_why_;  // why not
   std::string carrier_note_;  // "CARRIER (WHY)"
   bool lanes_full_logged_ = false;
   std::string lost_;                   // why the render device is lost; empty: working

@@ -76,12 +76,14 @@ std::unique_ptr<SurfaceTexture> Renderer::borrow_yuv(const YuvPlanes& planes, in
 }
 
 GLuint Renderer::yuv_program(const YuvPlanes& planes) {
-  const int variant = planes.filtered ? 2 : planes.semiplanar ? 1 : 0;
+  const int variant = planes.filtered ? 2 : (planes.semiplanar ? 1 : 0) + (planes.norm > 0 ? 3 : 0);
   GLuint& prog = yuv_prog_[variant];
   if (prog) return prog;
-  static const char* const kDefines[3] = {
+  static const char* const kDefines[5] = {
       "#define BLIT 1\n#define PLANAR444 1\n", "#define BLIT 1\n#define SEMIPLANAR 1\n",
-      "#version 310 es\n#define BLIT 1\n#define SEMIPLANAR 1\n#define FILTERED 1\n"};
+      "#version 310 es\n#define BLIT 1\n#define SEMIPLANAR 1\n#define FILTERED 1\n",
+      "#define BLIT 1\n#define PLANAR444 1\n#define NORM 1\n",
+      "#define BLIT 1\n#define SEMIPLANAR 1\n#define NORM 1\n"};
   std::string error;
   prog = link_program("blit.vert", "transfer_unpack.frag", kDefines[variant], &error);
   if (!prog) log_warn("renderer: fused YUV program: %s", error.c_str());
@@ -254,6 +256,7 @@ const Renderer::Uniforms& Renderer::uniforms(GLuint program) {
   u.origin = glGetUniformLocation(program, "u_origin");
   u.to_rgb = glGetUniformLocation(program, "u_to_rgb");
   u.offset = glGetUniformLocation(program, "u_offset");
+  u.norm = glGetUniformLocation(program, "u_norm");
   uniforms_.emplace_back(program, u);
   return uniforms_.back().second;
 }
@@ -393,6 +396,7 @@ FrameStats Renderer::render(const RenderTarget& target, const FrameInput& frame)
         glUniform2f(u.origin, yuv->origin[0], yuv->origin[1]);
         glUniformMatrix3fv(u.to_rgb, 1, GL_TRUE, yuv->to_rgb);
         glUniform3f(u.offset, yuv->offset[0], yuv->offset[1], yuv->offset[2]);
+        if (u.norm >= 0) glUniform1f(u.norm, yuv->norm);
       } else {
         glUniform1i(u.sampler, 0);
         glBindTexture(GL_TEXTURE_2D, it.texture->id());

@@ -31,9 +31,25 @@ struct YuvPlanes {
   bool semiplanar = true;     // NV12/P010; false: 4:4:4
   bool filtered = false;      // NV12 as R8 + RG8 normalized: chroma sites by textureGather
   uint32_t shift = 0;         // P010: 6
+  // 0: integer textures (R8UI, R16UI, ...). Else UNORM textures whose samples times this
+  // (255, 65535) are the stored integers: the dmabuf carrier's planes (4:4:4, P010).
+  float norm = 0;
   float origin[2] = {0, 0};   // chroma siting in luma pixels
   float to_rgb[9] = {};       // row-major
   float offset[3] = {};
+};
+
+// A linear buffer the display device may scan out that holds exactly what a borrowed
+// SurfaceTexture shows (the transfer engine's dmabuf carrier, S2's full-screen flip).
+// Its producer does not write into it again while any copy of 'hold' lives: a plane that
+// shows it keeps one until the flip that replaces it.
+struct ScanoutSource {
+  int fd = -1;  // dmabuf; borrowed, valid while the texture lives
+  uint32_t fourcc = 0;
+  uint64_t modifier = 0;
+  uint32_t offset = 0, stride = 0;
+  int32_t width = 0, height = 0;
+  std::shared_ptr<const void> hold;
 };
 
 // A client buffer's contents on the GPU. Owned by the Surface; the renderer fills it.
@@ -53,6 +69,9 @@ class SurfaceTexture {
   bool borrowed() const { return !owned_; }
   // Non-null: YUV planes sampled by the composition shader instead of id().
   const YuvPlanes* yuv() const { return has_yuv_ ? &yuv_ : nullptr; }
+  // Non-null: the same pixels in a buffer a plane may show (set by the transfer engine).
+  const ScanoutSource* scanout() const { return scanout_.fd >= 0 ? &scanout_ : nullptr; }
+  void set_scanout(ScanoutSource source) { scanout_ = std::move(source); }
 
  private:
   friend class Renderer;
@@ -65,6 +84,7 @@ class SurfaceTexture {
   bool has_yuv_ = false;
   YuvPlanes yuv_;
   uint64_t import_id_ = 0;  // id of the DmabufBuffer import this was made from (0: none)
+  ScanoutSource scanout_;
 };
 
 struct DrawItem {
@@ -159,7 +179,7 @@ class Renderer {
   struct Uniforms {
     GLint proj = -1, tex = -1, alpha = -1, sampler = -1, color = -1;
     GLint planes[3] = {-1, -1, -1}, size = -1, shift = -1, origin = -1, to_rgb = -1,
-          offset = -1;
+          offset = -1, norm = -1;
   };
   const Uniforms& uniforms(GLuint program);
   std::vector<std::pair<GLuint, Uniforms>> uniforms_;
@@ -167,7 +187,9 @@ class Renderer {
   EglContext* egl_ = nullptr;
   int batch_rects_ = 64;
   GLuint blit_prog_ = 0, blit_opaque_prog_ = 0, fill_prog_ = 0;
-  GLuint yuv_prog_[3] = {0, 0, 0};  // fused unpack: 4:4:4, semiplanar, filtered NV12 (lazy)
+  // Fused unpack (lazy): 4:4:4, semiplanar, filtered NV12, and 4:4:4 and semiplanar from
+  // UNORM planes.
+  GLuint yuv_prog_[5] = {0, 0, 0, 0, 0};
   GLuint yuv_program(const YuvPlanes& planes);
   GLuint vbo_ = 0, vao_ = 0;
   GLuint nearest_sampler_ = 0;  // for draws that map pixels 1:1 onto texels

@@ -273,24 +273,71 @@ bool DestStage::scatter_tiles(const Packet& p, std::string* error) {
   glActiveTexture(GL_TEXTURE1);
   glBindTexture(GL_TEXTURE_2D, stream);
   glUniform1i(glGetUniformLocation(prog, "u_stream"), 1);
-  if (nv12) {
-    glActiveTexture(GL_TEXTURE2);
-    glBindTexture(GL_TEXTURE_2D, cstream);
-    glUniform1i(glGetUniformLocation(prog, "u_cstream"), 2);
-    glUniform1i(glGetUniformLocation(prog, "u_cslot"), cslot);
-    set_color_uniforms(prog, yuv_coeffs(p.color.matrix, p.color.range, 8));
-    glUniform2f(glGetUniformLocation(prog, "u_origin"), float(chroma_origin(p.color.siting, 0)),
-                float(chroma_origin(p.color.siting, 1)));
-  }
+  if (nv12) set_nv12_scatter(prog, cstream, p.color, cslot);
+  draw_scatter(prog, grid, count);
+  return true;
+}
+
+void DestStage::set_nv12_scatter(GLuint prog, GLuint cstream, const ColorSpec& color,
+                                 int32_t cslot) {
+  glActiveTexture(GL_TEXTURE2);
+  glBindTexture(GL_TEXTURE_2D, cstream);
+  glUniform1i(glGetUniformLocation(prog, "u_cstream"), 2);
+  glUniform1i(glGetUniformLocation(prog, "u_cslot"), cslot);
+  set_color_uniforms(prog, yuv_coeffs(color.matrix, color.range, 8));
+  glUniform2f(glGetUniformLocation(prog, "u_origin"), float(chroma_origin(color.siting, 0)),
+              float(chroma_origin(color.siting, 1)));
+}
+
+void DestStage::draw_scatter(GLuint prog, const TileGrid& grid, uint32_t count) {
   glActiveTexture(GL_TEXTURE0);
   glUniform2i(glGetUniformLocation(prog, "u_size"), width_, height_);
   glUniform1i(glGetUniformLocation(prog, "u_tile"), grid.tile);
-  glUniform1i(glGetUniformLocation(prog, "u_tiles_x"), tx);
+  glUniform1i(glGetUniformLocation(prog, "u_tiles_x"), grid.tiles_x());
   glBindFramebuffer(GL_FRAMEBUFFER, fbo_);
   glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, output_, 0);
   glViewport(0, 0, width_, height_);
   glBindVertexArray(vao_);
   glDrawArraysInstanced(GL_TRIANGLE_STRIP, 0, 4, GLsizei(count));
+}
+
+bool DestStage::scatter_atlas(const GLuint atlas[3], bool nv12, const ColorSpec& color,
+                              int32_t width, int32_t height, int32_t tile, uint32_t count,
+                              int32_t list_row, std::string* error) {
+  if (!ctx_.make_current()) {
+    *error = "destination context: eglMakeCurrent failed";
+    return false;
+  }
+  const TileGrid grid{width, height, tile};
+  if (tile <= 0 || count > uint32_t(grid.count()) || (nv12 && tile % 2)) {
+    *error = "malformed tile atlas";
+    return false;
+  }
+  if (!ensure_output(width, height)) {
+    *error = "cannot allocate the destination texture";
+    return false;
+  }
+  if (count == 0) return true;
+  GLuint prog = programs_.graphics("transfer_scatter.vert", "transfer_scatter.frag",
+                                   nv12 ? "#define ATLAS 1\n#define NV12 1\n#define NORM 1\n"
+                                        : "#define ATLAS 1\n",
+                                   error);
+  if (!prog) return false;
+  glUseProgram(prog);
+  glActiveTexture(GL_TEXTURE0);
+  glBindTexture(GL_TEXTURE_2D, nv12 ? atlas[2] : atlas[0]);
+  glUniform1i(glGetUniformLocation(prog, "u_list"), 0);
+  glActiveTexture(GL_TEXTURE1);
+  glBindTexture(GL_TEXTURE_2D, atlas[0]);
+  glUniform1i(glGetUniformLocation(prog, "u_stream"), 1);
+  glUniform1i(glGetUniformLocation(prog, "u_list_row"), list_row);
+  if (nv12) set_nv12_scatter(prog, atlas[1], color, tile / 2 + 2);
+  draw_scatter(prog, grid, count);
+  glBindFramebuffer(GL_FRAMEBUFFER, 0);
+  if (GLenum err = glGetError(); err != GL_NO_ERROR) {
+    *error = "GL error " + std::to_string(err) + " in the tile atlas scatter";
+    return false;
+  }
   return true;
 }
 

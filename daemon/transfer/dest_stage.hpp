@@ -20,6 +20,7 @@
 #include "transfer/color.hpp"
 #include "transfer/gl_util.hpp"
 #include "transfer/ring.hpp"
+#include "transfer/tiles.hpp"
 
 namespace ferry::transfer {
 
@@ -46,6 +47,13 @@ class DestStage {
   // no intermediate RGBA draw). *fused_used says whether that happened; other modes
   // rebuild texture(). NV12 on GLES >= 3.1 comes as R8 + RG8 planes (YuvPlanes::filtered).
   bool consume(const Packet& packet, YuvPlanes* fused, bool* fused_used, std::string* error);
+  // The dmabuf carrier's tile atlas (transfer_scatter ATLAS; SourceStage::pack_tiles_to_atlas
+  // wrote it): scatters its 'count' tiles into texture(), which keeps every other pixel.
+  // 'atlas' are textures of this context (the display device's imports), laid out as
+  // pack_tiles_to_atlas says; nv12: tiles-nv12, unpacked with 'color' (NORM: UNORM planes).
+  bool scatter_atlas(const GLuint atlas[3], bool nv12, const ColorSpec& color, int32_t width,
+                     int32_t height, int32_t tile, uint32_t count, int32_t list_row,
+                     std::string* error);
   // Blocks until the last consume() finished on the GPU (tests and the benchmark).
   bool wait_idle();
   // The persistent RGBA8 copy (0 before the first packet). Rows top to bottom.
@@ -65,6 +73,11 @@ class DestStage {
   bool ensure_output(int32_t width, int32_t height);
   bool unpack_yuv(const Packet& p, YuvPlanes* fused, std::string* error);
   bool scatter_tiles(const Packet& p, std::string* error);
+  // The instanced scatter draw of 'count' tiles into texture() with 'prog' bound and its
+  // textures set.
+  void draw_scatter(GLuint prog, const TileGrid& grid, uint32_t count);
+  // The NV12 scatter's chroma stream, slot size and colour uniforms.
+  void set_nv12_scatter(GLuint prog, GLuint cstream, const ColorSpec& color, int32_t cslot);
   GLuint plane(size_t index, GLenum format, int32_t width, int32_t height);
 
   EglContext& ctx_;

@@ -215,8 +215,9 @@ bool SourceStage::read_rgba(const SourceFrame& f, Slot& slot, std::string* error
 // The fragment packer (transfer_pack.frag) with 'defines', bound, its colour uniforms and
 // the source frame set.
 GLuint SourceStage::use_pack_program(const SourceFrame& f, const PackOptions& o, bool ten,
-                                     const std::string& defines, std::string* error) {
-  const std::string bits = ten ? "#define BITS10 1\n" : "";
+                                     const std::string& defines, std::string* error, bool norm16) {
+  const std::string bits =
+      std::string(ten ? "#define BITS10 1\n" : "") + (norm16 ? "#define NORM16 1\n" : "");
   GLuint prog = programs_.graphics("transfer_quad.vert", "transfer_pack.frag", defines + bits, error);
   if (!prog) return 0;
   glUseProgram(prog);
@@ -272,8 +273,10 @@ bool SourceStage::pack_fragment(const SourceFrame& f, const PackOptions& o, Slot
 }
 
 bool SourceStage::draw_420(const SourceFrame& f, const PackOptions& o, bool ten, GLuint luma,
-                           GLuint chroma, std::string* error) {
-  auto setup = [&](const std::string& defines) { return use_pack_program(f, o, ten, defines, error); };
+                           GLuint chroma, std::string* error, bool norm16) {
+  auto setup = [&](const std::string& defines) {
+    return use_pack_program(f, o, ten, defines, error, norm16);
+  };
   const int32_t cw = (f.width + 1) / 2, ch = (f.height + 1) / 2;
   // Pass 1: horizontal chroma filter into float.
   GLuint prog = setup("#define PASS_CHROMA_H 1\n");
@@ -301,7 +304,7 @@ bool SourceStage::draw_420(const SourceFrame& f, const PackOptions& o, bool ten,
 }
 
 bool SourceStage::pack_to_textures(const SourceFrame& f, const PackOptions& o,
-                                   const GLuint planes[2], std::string* error) {
+                                   const GLuint planes[3], std::string* error) {
   if (!check_conversion(f.fourcc, o.mode, error)) return false;
   if (!ctx_.make_current()) {
     *error = "source context: eglMakeCurrent failed";
@@ -321,8 +324,17 @@ bool SourceStage::pack_to_textures(const SourceFrame& f, const PackOptions& o,
       draw_to(planes[0], f.width, f.height);
       ok = true;
     }
-  } else if (o.mode == TransferMode::nv12) {
-    ok = draw_420(f, o, false, planes[0], planes[1], error);
+  } else if (o.mode == TransferMode::nv12 || o.mode == TransferMode::p010) {
+    // P010 into 16-bit UNORM planes (NORM16): the same codes as the R16UI targets.
+    ok = draw_420(f, o, o.mode == TransferMode::p010, planes[0], planes[1], error,
+                  o.mode == TransferMode::p010);
+  } else if (o.mode == TransferMode::yuv444) {
+    GLuint prog = use_pack_program(f, o, false, "#define PASS_PLANE 1\n", error);
+    for (int p = 0; prog && p < 3; ++p) {
+      glUniform1i(glGetUniformLocation(prog, "u_plane"), p);
+      draw_to(planes[p], f.width, f.height);
+    }
+    ok = prog != 0;
   } else {
     *error = "mode " + std::string(to_string(o.mode)) + " has no texture target path";
   }

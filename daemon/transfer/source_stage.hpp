@@ -62,10 +62,23 @@ class SourceStage {
   int pending() const;
   // Packs 'frame' straight into textures of the source context (the dmabuf carrier's
   // planes) instead of a read-back buffer, by the fragment path, and waits for the GPU.
-  // rgb: planes[0] RGBA8 w x h; nv12: planes[0] R8 w x h, planes[1] RG8 (w+1)/2 x (h+1)/2.
-  // Other modes fail with *error.
+  // rgb: planes[0] RGBA8 w x h; nv12: planes[0] R8 w x h, planes[1] RG8 (w+1)/2 x (h+1)/2;
+  // p010: the same shapes as R16 and RG16 UNORM (10-bit codes in the high bits); yuv444:
+  // three R8 w x h planes. Other modes fail with *error.
   bool pack_to_textures(const SourceFrame& frame, const PackOptions& options,
-                        const GLuint planes[2], std::string* error);
+                        const GLuint planes[3], std::string* error);
+  // Tiles into the dmabuf carrier's atlas, textures of the source context (tiles_x * tile)
+  // wide: packs as submit() does, then copies on the GPU the i-th changed tile into slot i
+  // at ((i % tiles_x), (i / tiles_x)) * tile and the tile indices (one little-endian word
+  // per RGBA8 texel) into rows from 'list_row' on; waits for the GPU. tiles: atlas[0]
+  // RGBA8 holds tiles and list. tiles-nv12: atlas[0] R8 the Y, atlas[1] RG8 the chroma
+  // (slots of tile / 2 + 2 sites with the border), atlas[2] RGBA8 the list. Only the
+  // 16-byte header and the index list are read by the CPU (to place the tiles). *count:
+  // changed tiles; *bytes: index and tile bytes written. Needs a free read-back buffer
+  // (collect() everything submitted first).
+  bool pack_tiles_to_atlas(const SourceFrame& frame, const PackOptions& options,
+                           const GLuint atlas[3], int32_t list_row, uint32_t* count,
+                           uint64_t* bytes, std::string* error);
   // Whether compute shaders are used for this mode with these options.
   bool uses_compute(const PackOptions& options) const;
   // Forget the previous frame (next tiles frame sends every tile).
@@ -87,10 +100,11 @@ class SourceStage {
   bool ensure_targets(int32_t width, int32_t height, std::string* error);
   bool pack_fragment(const SourceFrame& f, const PackOptions& o, Slot& slot, std::string* error);
   GLuint use_pack_program(const SourceFrame& f, const PackOptions& o, bool ten,
-                          const std::string& defines, std::string* error);
-  // The three 4:2:0 fragment passes into 'luma' (R8 / R16UI) and 'chroma' (RG8 / RG16UI).
+                          const std::string& defines, std::string* error, bool norm16 = false);
+  // The three 4:2:0 fragment passes into 'luma' (R8 / R16UI) and 'chroma' (RG8 / RG16UI;
+  // norm16: R16 / RG16 UNORM).
   bool draw_420(const SourceFrame& f, const PackOptions& o, bool ten, GLuint luma, GLuint chroma,
-                std::string* error);
+                std::string* error, bool norm16 = false);
   bool pack_compute(const SourceFrame& f, const PackOptions& o, Slot& slot, std::string* error);
   // The 4:2:0 compute packer (transfer_pack.comp SEMIPLANAR) for this colour spec, bound,
   // with its colour and tap uniforms set. variant.tile > 0: the per-tile variant (tiles-nv12).

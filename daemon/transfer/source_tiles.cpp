@@ -155,3 +155,109 @@ bool SourceStage::pack_tiles_fallback(const SourceFrame& f, const PackOptions& o
 }
 
 }  // namespace ferry::transfer
+
+namespace ferry::transfer {
+
+bool SourceStage::pack_tiles_to_atlas(const SourceFrame& f, const PackOptions& o,
+                                      const GLuint atlas[3], int32_t list_row, uint32_t* count,
+                                      uint64_t* bytes, std::string* error) {
+  const bool nv12 = o.mode == TransferMode::tiles_nv12;
+  if (o.mode != TransferMode::tiles && !nv12) {
+    *error = "the tile atlas takes tiles, not " + std::string(to_string(o.mode));
+    return false;
+  }
+  if (pending() != 0) {
+    *error = "the tile atlas needs every submitted payload collected first";
+    return false;
+  }
+  if (!submit(f, o, error)) return false;
+  Slot& slot = slots_[oldest_];
+  auto retire = [&] {
+    glBindBuffer(GL_COPY_READ_BUFFER, 0);
+    glBindBuffer(GL_PIXEL_UNPACK_BUFFER, 0);
+    slot.busy = false;
+    slot.header = Packet{};
+    oldest_ = (oldest_ + 1) % slots_.size();
+  };
+  if (!wait_fence(ctx_.display(), &slot.fence, EGL_FOREVER)) {
+    *error = "the tiles pack's fence failed";
+    retire();
+    return false;
+  }
+  // Both tiles packers leave [count, stream bytes, tiles per row, tile size] and the index
+  // list at the start of the buffer: the CPU reads those to place the tiles, never pixels.
+  const TileGrid grid{f.width, f.height, o.tile_size};
+  glBindBuffer(GL_COPY_READ_BUFFER, slot.buffer);
+  uint32_t head[4] = {0, 0, 0, 0};
+  if (const void* p = glMapBufferRange(GL_COPY_READ_BUFFER, 0, 16, GL_MAP_READ_BIT)) {
+    std::memcpy(head, p, 16);
+    glUnmapBuffer(GL_COPY_READ_BUFFER);
+  }
+  if (head[0] > uint32_t(grid.count()) || 16 + size_t(head[0]) * 4 + head[1] > slot.capacity) {
+    *error = "malformed tiles header from the pack";
+    retire();
+    return false;
+  }
+  std::vector<uint32_t> indices(head[0]);
+  if (!indices.empty()) {
+    const void* p = glMapBufferRange(GL_COPY_READ_BUFFER, 16, GLsizeiptr(indices.size() * 4),
+                                     GL_MAP_READ_BIT);
+    if (!p) {
+      *error = "glMapBufferRange failed on the tile index list";
+      retire();
+      return false;
+    }
+    std::memcpy(indices.data(), p, indices.size() * 4);
+    glUnmapBuffer(GL_COPY_READ_BUFFER);
+  }
+  // GPU-side copies from the pack buffer into the atlas: tile i to slot i, then the list.
+  glBindBuffer(GL_PIXEL_UNPACK_BUFFER, slot.buffer);
+  glPixelStorei(GL_UNPACK_ALIGNMENT, 4);  // NV12 tile rows are padded to 4 bytes
+  const int32_t tx = grid.tiles_x(), atlas_w = tx * grid.tile, cslot = grid.tile / 2 + 2;
+  size_t at = 16 + indices.size() * 4;
+  for (size_t i = 0; i < indices.size(); ++i) {
+    if (indices[i] >= uint32_t(grid.count())) {
+      *error = "tile index out of range from the pack";
+      retire();
+      return false;
+    }
+    const Rect r = grid.rect(int32_t(indices[i]));
+    const int32_t sx = int32_t(i % size_t(tx)), sy = int32_t(i / size_t(tx));
+    glBindTexture(GL_TEXTURE_2D, atlas[0]);
+    glTexSubImage2D(GL_TEXTURE_2D, 0, sx * grid.tile, sy * grid.tile, r.width, r.height,
+                    nv12 ? GL_RED : GL_RGBA, GL_UNSIGNED_BYTE, reinterpret_cast<void*>(at));
+    if (nv12) {
+      const Nv12TileShape sh = nv12_tile_shape(grid, int32_t(indices[i]));
+      glBindTexture(GL_TEXTURE_2D, atlas[1]);
+      glTexSubImage2D(GL_TEXTURE_2D, 0, sx * cslot, sy * cslot, sh.chroma_w, sh.chroma_h, GL_RG,
+                      GL_UNSIGNED_BYTE, reinterpret_cast<void*>(at + size_t(sh.y_words) * 4));
+    }
+    at += size_t(tile_words(grid, int32_t(indices[i]), nv12 ? TilePayload::nv12 : TilePayload::rgba8)) * 4;
+  }
+  glBindTexture(GL_TEXTURE_2D, nv12 ? atlas[2] : atlas[0]);
+  const int32_t full = int32_t(indices.size() / size_t(atlas_w));
+  const int32_t rest = int32_t(indices.size() % size_t(atlas_w));
+  if (full)
+    glTexSubImage2D(GL_TEXTURE_2D, 0, 0, list_row, atlas_w, full, GL_RGBA, GL_UNSIGNED_BYTE,
+                    reinterpret_cast<void*>(size_t(16)));
+  if (rest)
+    glTexSubImage2D(GL_TEXTURE_2D, 0, 0, list_row + full, rest, 1, GL_RGBA, GL_UNSIGNED_BYTE,
+                    reinterpret_cast<void*>(16 + size_t(full) * size_t(atlas_w) * 4));
+  glBindTexture(GL_TEXTURE_2D, 0);
+  const GLenum err = glGetError();
+  retire();
+  if (err != GL_NO_ERROR) {
+    *error = "GL error " + std::to_string(err) + " while filling the tile atlas";
+    return false;
+  }
+  EGLSync fence = insert_fence(ctx_.display());
+  if (!wait_fence(ctx_.display(), &fence, EGL_FOREVER)) {
+    *error = "the tile atlas fence failed";
+    return false;
+  }
+  *count = head[0];
+  *bytes = uint64_t(head[0]) * 4 + head[1];
+  return true;
+}
+
+}  // namespace ferry::transfer

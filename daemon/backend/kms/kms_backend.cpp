@@ -592,6 +592,7 @@ void KmsOutput::retire(Frame& f) {
   if (f.owns_fb && f.fb) drmModeRmFB(kms_.import_fd(), f.fb);
   f.owns_fb = false;
   f.buffer.reset();  // the client may reuse it: no scanout of it remains
+  f.hold.reset();    // the transfer engine may render into that carrier slot again
 }
 
 void KmsOutput::completed(kms::Completion& c) {
@@ -631,7 +632,7 @@ void KmsOutput::completed(kms::Completion& c) {
       log_warn("kms: %s: commit failed: %s (%d in a row)", connector_.name.c_str(),
                std::strerror(c.error), consecutive_failures_);
     if (f.kind == Kind::direct) {
-      direct_active_ = false;
+      direct_active_ = carrier_active_ = false;
       output_.damage_whole();  // compose instead
     }
   }

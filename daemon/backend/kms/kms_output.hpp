@@ -93,6 +93,7 @@ class KmsOutput final : public OutputBackend {
     uint32_t fb = 0;          // what the primary plane shows
     int32_t fb_w = 0, fb_h = 0;
     BufferRef buffer;         // direct: the client buffer, locked until replaced
+    std::shared_ptr<const void> hold;  // direct from a dmabuf carrier: its slot, until replaced
     bool owns_fb = false;     // direct: fb created for it, removed when replaced
     Overlay overlay;          // composed: a client buffer on an overlay plane above it
     // composed, with IN_FENCE_FD: the render sync_file, for when the GPU finished it (the
@@ -134,6 +135,10 @@ class KmsOutput final : public OutputBackend {
   int64_t render_done_ns_ = 0;  // the composed frame presented last (0: unknown)
   int consecutive_failures_ = 0;
   bool direct_active_ = false;     // for logging transitions
+  // Full-screen scanout from the transfer engine's dmabuf carrier (S2's full-screen flip).
+  bool try_carrier_scanout(Surface& surface);
+  bool carrier_active_ = false;    // for logging transitions
+  bool carrier_rejected_ = false;  // the plane does not list the format, or a test refused it
   uint64_t direct_rejected_key_ = 0;  // format/modifier/size key the last test rejected
   ::wl_event_source* inactive_timer_ = nullptr;
   Surface* candidate_ = nullptr;  // checked against Server::surfaces() before use

@@ -25,32 +25,55 @@
 namespace ferry {
 namespace {
 
-// A framebuffer for a client dmabuf on this device; 0 with *error on failure.
-uint32_t add_dmabuf_fb(int drm_fd, const DmabufBuffer& b, std::string* error) {
+// A dmabuf's layout as drmModeAddFB2 takes it.
+struct FbLayout {
+  int planes = 0;
+  int fds[4] = {-1, -1, -1, -1};
+  uint32_t strides[4] = {}, offsets[4] = {};
+  uint32_t width = 0, height = 0, format = 0;
+  uint64_t modifier = DRM_FORMAT_MOD_INVALID;
+};
+
+FbLayout fb_layout(const DmabufBuffer& b) {
+  FbLayout l;
+  l.planes = b.plane_count();
+  for (int i = 0; i < l.planes; ++i) {
+    l.fds[i] = b.plane_fd(i);
+    l.strides[i] = b.plane_stride(i);
+    l.offsets[i] = b.plane_offset(i);
+  }
+  l.width = uint32_t(b.width());
+  l.height = uint32_t(b.height());
+  l.format = b.drm_format();
+  l.modifier = b.modifier();
+  return l;
+}
+
+// A framebuffer for a dmabuf on this device; 0 with *error on failure.
+uint32_t add_dmabuf_fb(int drm_fd, const FbLayout& b, std::string* error) {
   uint32_t handles[4] = {}, strides[4] = {}, offsets[4] = {};
   uint64_t mods[4] = {};
-  for (int i = 0; i < b.plane_count(); ++i) {
-    if (drmPrimeFDToHandle(drm_fd, b.plane_fd(i), &handles[i]) != 0) {
+  for (int i = 0; i < b.planes; ++i) {
+    if (drmPrimeFDToHandle(drm_fd, b.fds[i], &handles[i]) != 0) {
       *error = std::string("PRIME import failed: ") + std::strerror(errno);
       return 0;
     }
-    strides[i] = b.plane_stride(i);
-    offsets[i] = b.plane_offset(i);
-    mods[i] = b.modifier();
+    strides[i] = b.strides[i];
+    offsets[i] = b.offsets[i];
+    mods[i] = b.modifier;
   }
   uint32_t fb = 0;
   int r;
-  if (b.modifier() != DRM_FORMAT_MOD_INVALID)
-    r = drmModeAddFB2WithModifiers(drm_fd, uint32_t(b.width()), uint32_t(b.height()), b.drm_format(),
-                                   handles, strides, offsets, mods, &fb, DRM_MODE_FB_MODIFIERS);
+  if (b.modifier != DRM_FORMAT_MOD_INVALID)
+    r = drmModeAddFB2WithModifiers(drm_fd, b.width, b.height, b.format, handles, strides, offsets,
+                                   mods, &fb, DRM_MODE_FB_MODIFIERS);
   else
-    r = drmModeAddFB2(drm_fd, uint32_t(b.width()), uint32_t(b.height()), b.drm_format(), handles,
-                      strides, offsets, &fb, 0);
+    r = drmModeAddFB2(drm_fd, b.width, b.height, b.format, handles, strides, offsets, &fb, 0);
   int saved = errno;
   // The framebuffer holds the objects; our handles are not needed any more. They are ours
   // alone: this fd is KmsBackend's private import file, never the one GBM/Mesa use (PRIME
   // import gives one handle per buffer and file, and closing Mesa's would unmap its copy).
-  for (int i = 0; i < b.plane_count(); ++i) {
+  for (int i = 0; i < b.planes; ++i) {
     bool seen = false;
     for (int j = 0; j < i; ++j) seen |= handles[j] == handles[i];
     if (!seen && handles[i]) {
@@ -108,7 +131,7 @@ bool KmsOutput::try_overlay(Surface* surface, const Rect& box) {
   uint64_t key = scanout_key(*b) ^ (uint64_t(uint32_t(box.x)) << 40) ^ (uint64_t(uint32_t(box.y)) << 20);
   if (!plane || key == overlay_rejected_key_) return false;
   std::string error;
-  uint32_t fb = add_dmabuf_fb(kms_.import_fd(), *b, &error);
+  uint32_t fb = add_dmabuf_fb(kms_.import_fd(), fb_layout(*b), &error);
   if (fb) {
     Overlay o;
     o.plane = plane;
@@ -143,7 +166,8 @@ bool KmsOutput::try_overlay(Surface* surface, const Rect& box) {
 
 bool KmsOutput::try_direct_scanout(Surface& surface, bool covers_output) {
   auto* b = DmabufBuffer::from_buffer(surface.buffer());
-  if (!active_ || !covers_output || !b || std::getenv("FERRY_KMS_NO_DIRECT_SCANOUT")) return false;
+  if (!active_ || !covers_output || std::getenv("FERRY_KMS_NO_DIRECT_SCANOUT")) return false;
+  if (!b) return try_carrier_scanout(surface);
   // The plane shows the buffer 1:1: same size as the mode, no transform, no crop, no flip.
   double sx, sy, sw, sh;
   surface.source_box(&sx, &sy, &sw, &sh);
@@ -156,7 +180,7 @@ bool KmsOutput::try_direct_scanout(Surface& surface, bool covers_output) {
   if (key == direct_rejected_key_) return false;
 
   std::string error;
-  uint32_t fb = add_dmabuf_fb(kms_.import_fd(), *b, &error);
+  uint32_t fb = add_dmabuf_fb(kms_.import_fd(), fb_layout(*b), &error);
   if (fb) {
     auto props = plane_props(fb, b->width(), b->height());
     int r = kms_.thread_->test(props, needs_modeset_);
@@ -187,6 +211,76 @@ bool KmsOutput::try_direct_scanout(Surface& surface, bool covers_output) {
   return false;
 }
 
+bool KmsOutput::try_carrier_scanout(Surface& surface) {
+  // An offloaded surface's frame in the transfer engine's dmabuf carrier (rendered on the
+  // render device, complete before the commit returned): the plane shows that buffer.
+  const SurfaceTexture* tex = surface.texture();
+  const ScanoutSource* src = tex ? tex->scanout() : nullptr;
+  if (!src || carrier_rejected_ || std::getenv("FERRY_KMS_NO_CARRIER_SCANOUT")) return false;
+  double sx, sy, sw, sh;
+  surface.source_box(&sx, &sy, &sw, &sh);
+  if (src->width != mode_.hdisplay || src->height != mode_.vdisplay ||
+      output_.transform() != Transform::normal || surface.buffer_transform() != Transform::normal ||
+      sx != 0 || sy != 0 || sw != src->width || sh != src->height || tex->y_inverted())
+    return false;
+  // An opaque surface's carrier (ARGB8888) goes to the plane as XRGB8888: same bytes.
+  const uint32_t format = src->fourcc == DRM_FORMAT_ARGB8888 && tex->opaque() ? DRM_FORMAT_XRGB8888
+                                                                              : src->fourcc;
+  if (!primary_->supports(format, src->modifier)) {
+    if (!carrier_rejected_) {
+      carrier_rejected_ = true;
+      log_info("kms: %s: the primary plane does not list %.4s with the linear modifier: "
+               "offloaded surfaces are composed", connector_.name.c_str(),
+               reinterpret_cast<const char*>(&format));
+    }
+    return false;
+  }
+  FbLayout l;
+  l.planes = 1;
+  l.fds[0] = src->fd;
+  l.strides[0] = src->stride;
+  l.offsets[0] = src->offset;
+  l.width = uint32_t(src->width);
+  l.height = uint32_t(src->height);
+  l.format = format;
+  l.modifier = src->modifier;
+  std::string error;
+  uint32_t fb = add_dmabuf_fb(kms_.import_fd(), l, &error);
+  int r = fb ? 0 : -EINVAL;
+  std::vector<kms::PropertyValue> props;
+  if (fb) {
+    props = plane_props(fb, src->width, src->height);
+    r = kms_.thread_->test(props, needs_modeset_);
+    if (r != 0) {
+      error = std::string("test commit rejected it: ") + std::strerror(-r);
+      drmModeRmFB(kms_.import_fd(), fb);
+    }
+  }
+  if (r != 0) {
+    if (!carrier_rejected_) {
+      carrier_rejected_ = true;
+      log_info("kms: %s: wl_surface@%u cannot be scanned out from its dmabuf carrier (%s); "
+               "composing", connector_.name.c_str(), wl_resource_get_id(surface.resource()),
+               error.c_str());
+    }
+    return false;
+  }
+  if (!carrier_active_)
+    log_info("kms: %s: scanout of wl_surface@%u from its dmabuf carrier (%dx%d, format %.4s)",
+             connector_.name.c_str(), wl_resource_get_id(surface.resource()), src->width,
+             src->height, reinterpret_cast<const char*>(&format));
+  carrier_active_ = true;
+  Frame f;
+  f.kind = Kind::direct;
+  f.fb = fb;
+  f.fb_w = src->width;
+  f.fb_h = src->height;
+  f.owns_fb = true;
+  f.hold = src->hold;  // the engine does not render into the slot until this goes
+  add_overlay_props(props, Overlay());
+  queue(std::move(f), std::move(props), false);
+  return true;
+}
 
 bool KmsBackend::capture_writeback(Output& output, Image* out, int timeout_ms, std::string* error) {
   auto it = std::find_if(outputs_.begin(), outputs_.end(),

@@ -332,6 +332,7 @@ namespace {
 struct OffloadRun {
   Image wb;
   std::string log;
+  std::vector<uint32_t> shown;  // the client's last frame, 200 x 150 XRGB
 };
 
 uint32_t offload_pattern(int32_t x, int32_t y) {
@@ -340,23 +341,36 @@ uint32_t offload_pattern(int32_t x, int32_t y) {
   return 0xff000000u | r << 16 | g << 8 | b;
 }
 
-// Connects to 'f' and shows a 200x150 window of offload_pattern() until a frame of it was
-// presented; the client stays in *client (the window lives as long as it does).
-void show_pattern_window(Ferryd& f, std::unique_ptr<WlClient>* client) {
+// A 200x150 window of offload_pattern() shown until a frame of it was presented; the
+// window lives as long as 'client' does.
+struct PatternWindow {
+  std::unique_ptr<WlClient> client;
+  Toplevel top;
+  ShmBuffer* buffer = nullptr;
+};
+
+void show_pattern_window(Ferryd& f, PatternWindow* w) {
   std::string err;
   auto c = WlClient::connect(f.socket_path(), &err);
   ASSERT_TRUE(c) << err;
-  Toplevel top = c->create_toplevel();
-  ShmBuffer* b = c->create_buffer(200, 150, WL_SHM_FORMAT_XRGB8888, 0);
+  w->top = c->create_toplevel();
+  w->buffer = c->create_buffer(200, 150, WL_SHM_FORMAT_XRGB8888, 0);
   for (int32_t y = 0; y < 150; ++y)
     for (int32_t x = 0; x < 200; ++x)
-      reinterpret_cast<uint32_t*>(b->data + size_t(y) * size_t(b->stride))[x] = offload_pattern(x, y);
-  ASSERT_TRUE(commit_until_presented(*c, top.surface, b->buffer, 0, 0, 200, 150)) << f.log();
-  *client = std::move(c);
+      reinterpret_cast<uint32_t*>(w->buffer->data + size_t(y) * size_t(w->buffer->stride))[x] =
+          offload_pattern(x, y);
+  ASSERT_TRUE(commit_until_presented(*c, w->top.surface, w->buffer->buffer, 0, 0, 200, 150))
+      << f.log();
+  w->client = std::move(c);
 }
 
-void offload_run(const std::string& dir, const std::string& mode, OffloadRun* out) {
-  std::string cfg = dir + "/ferry-" + mode + ".toml", wb = dir + "/wb-" + mode + ".png";
+// 'tag' names the files (several runs of one mode); 'env' goes to ferryd; 'tile_changes'
+// commits follow the first frame, each changing and damaging one 32 x 32 tile.
+void offload_run(const std::string& dir, const std::string& mode, OffloadRun* out,
+                 const std::string& tag = "", const std::vector<std::string>& env = {},
+                 int tile_changes = 0) {
+  const std::string name = mode + tag;
+  std::string cfg = dir + "/ferry-" + name + ".toml", wb = dir + "/wb-" + name + ".png";
   FILE* f = std::fopen(cfg.c_str(), "w");
   ASSERT_TRUE(f);
   std::fprintf(f, "[[rule]]\nname = \"guest-offload\"\nexe = \"*/vm-ferryd-kms-test\"\n"
@@ -364,13 +378,28 @@ void offload_run(const std::string& dir, const std::string& mode, OffloadRun* ou
   std::fclose(f);
   Ferryd fd;
   ASSERT_TRUE(fd.start({"--backend", "kms", "--render-device", "/dev/dri/card1", "--config", cfg,
-                        "--stats", "--writeback-screenshot", wb}));
+                        "--stats", "--writeback-screenshot", wb},
+                       env));
   std::string err;
-  std::unique_ptr<WlClient> c;
-  show_pattern_window(fd, &c);
+  PatternWindow w;
+  show_pattern_window(fd, &w);
   if (::testing::Test::HasFatalFailure()) return;
+  WlClient* c = w.client.get();
+  Toplevel& top = w.top;
+  ShmBuffer* b = w.buffer;
+  for (int i = 0; i < tile_changes; ++i) {
+    const int32_t tx = 32 * (1 + i % 5), ty = 32 * (i % 4);
+    for (int32_t y = ty; y < ty + 32; ++y)
+      for (int32_t x = tx; x < tx + 32; ++x)
+        reinterpret_cast<uint32_t*>(b->data + size_t(y) * size_t(b->stride))[x] =
+            0xff000000u | uint32_t(i * 50) << 16 | uint32_t(x ^ y) << 8 | uint32_t(x + y);
+    ASSERT_TRUE(commit_until_presented(*c, top.surface, b->buffer, tx, ty, 32, 32)) << fd.log();
+  }
+  out->shown.resize(200 * 150);
+  for (int32_t y = 0; y < 150; ++y)
+    std::memcpy(&out->shown[size_t(y) * 200], b->data + size_t(y) * size_t(b->stride), 200 * 4);
   ASSERT_EQ(fd.stop(), 0) << fd.log();  // captures while the window is still up
-  c.reset();
+  w.client.reset();
   out->log = fd.log();
   ASSERT_TRUE(read_png(wb, &out->wb, &err)) << err << "\n" << out->log;
 }
@@ -425,6 +454,116 @@ TEST_F(KmsFerryd, OffloadedWindowCrossesFromVgemExactlyInRgbAndAtThreeEighthsInN
               psnr);
   EXPECT_EQ(exact_rgb, size_t(200 * 150));
   EXPECT_GE(psnr, 35.0);
+}
+
+// What carried the frames: "offload carriers: dmabuf 3 frames, sysmem ring 1 frames".
+unsigned long long carrier_frames(const std::string& log, const std::string& carrier) {
+  size_t line = log.rfind("offload carriers:");
+  if (line == std::string::npos) return 0;
+  size_t at = log.find(" " + carrier + " ", line);
+  if (at == std::string::npos || at > log.find('\n', line)) return 0;
+  return std::strtoull(log.c_str() + at + carrier.size() + 2, nullptr, 10);
+}
+
+// The window in the writeback against 'want' (XRGB): RGB-PSNR, *exact: pixels equal.
+double window_psnr(const Image& wb, const std::vector<uint32_t>& want, size_t* exact) {
+  double se = 0;
+  *exact = 0;
+  for (int32_t y = 0; y < 150; ++y)
+    for (int32_t x = 0; x < 200; ++x) {
+      const uint32_t v = want[size_t(y) * 200 + size_t(x)];
+      const uint8_t w[3] = {uint8_t(v >> 16), uint8_t(v >> 8), uint8_t(v)};
+      const uint8_t* p = wb.pixel(32 + x, 32 + y);
+      *exact += std::memcmp(p, w, 3) == 0;
+      for (int i = 0; i < 3; ++i) se += (double(p[i]) - w[i]) * (double(p[i]) - w[i]);
+    }
+  return 10 * std::log10(255.0 * 255.0 / std::max(se / (3.0 * 200 * 150), 1e-9));
+}
+
+// The modes that took the sysmem ring before (issue 9): yuv444 and p010 in the carrier's
+// UNORM planes, composed by the fused shader; tiles in the carrier's RGBA8 atlas and
+// tiles-nv12 in its R8 + GR88 atlases, scattered on the display device. Each against the
+// same mode forced through the ring (FERRY_OFFLOAD_CARRIER=ring): what the ring showed is
+// what the carrier must show.
+void carrier_against_ring(const std::string& dir, const std::vector<const char*>& modes) {
+  std::map<std::string, OffloadRun> runs;
+  for (const char* mode : modes) {
+    for (bool ring : {false, true}) {
+      SCOPED_TRACE(std::string(mode) + (ring ? " ring" : " dmabuf"));
+      const int changes = std::string(mode).rfind("tiles", 0) == 0 ? 4 : 0;
+      offload_run(dir, mode, &runs[std::string(mode) + (ring ? "-ring" : "")],
+                  ring ? "-ring" : "", ring ? std::vector<std::string>{"FERRY_OFFLOAD_CARRIER=ring"}
+                                            : std::vector<std::string>{},
+                  changes);
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+  }
+  for (const char* mode : modes) {
+    SCOPED_TRACE(mode);
+    const OffloadRun& dma = runs[mode];
+    const OffloadRun& ring = runs[std::string(mode) + "-ring"];
+    unsigned long long frames = 0, ring_frames = 0;
+    const unsigned long long bytes = offload_bytes(dma.log, mode, &frames);
+    const unsigned long long ring_bytes = offload_bytes(ring.log, mode, &ring_frames);
+    EXPECT_GE(frames, 1u) << dma.log;
+    EXPECT_EQ(frames, ring_frames) << dma.log << ring.log;
+    // Every frame in vgem buffers that vkms samples; none through the ring.
+    EXPECT_EQ(carrier_frames(dma.log, "dmabuf"), frames) << dma.log;
+    EXPECT_EQ(carrier_frames(dma.log, "sysmem ring"), 0u) << dma.log;
+    EXPECT_EQ(carrier_frames(ring.log, "sysmem ring"), ring_frames) << ring.log;
+    size_t exact = 0, ring_exact = 0;
+    const double psnr = window_psnr(dma.wb, dma.shown, &exact);
+    const double ring_psnr = window_psnr(ring.wb, ring.shown, &ring_exact);
+    // The carrier's picture against the ring's (compute vs fragment packers may differ
+    // by a code now and then).
+    std::vector<uint32_t> ring_pixels(200 * 150);
+    for (int32_t y = 0; y < 150; ++y)
+      for (int32_t x = 0; x < 200; ++x) {
+        const uint8_t* p = ring.wb.pixel(32 + x, 32 + y);
+        ring_pixels[size_t(y) * 200 + size_t(x)] = uint32_t(p[0]) << 16 | uint32_t(p[1]) << 8 | p[2];
+      }
+    size_t same = 0;
+    const double vs_ring = window_psnr(dma.wb, ring_pixels, &same);
+    std::printf("guest carrier %s: %llu frames %llu bytes (ring %llu bytes); RGB-PSNR %.2f dB "
+                "(ring %.2f dB), %zu of 30000 exact (ring %zu); %zu of 30000 as the ring "
+                "(%.2f dB)\n",
+                mode, frames, bytes, ring_bytes, psnr, ring_psnr, exact, ring_exact, same, vs_ring);
+    if (std::string(mode) == "tiles") {
+      // First frame: all 35 tiles (their 30 000 pixels) and their indices; then one tile
+      // per change. The ring also counts its 16-byte header per frame.
+      EXPECT_EQ(frames, 5u) << dma.log;
+      EXPECT_EQ(bytes, 35ull * 4 + 200 * 150 * 4 + 4ull * (4 + 32 * 32 * 4)) << dma.log;
+      EXPECT_EQ(ring_bytes, bytes + 16 * frames) << ring.log;
+      const double rgb = 200.0 * 150 * 4;
+      EXPECT_LE(double(bytes - (35ull * 4 + 200 * 150 * 4)),
+                4 * rgb * (32.0 * 32 / (200 * 150) + 0.03));
+      EXPECT_EQ(exact, size_t(200 * 150)) << "tiles are exact";
+    } else if (std::string(mode) == "tiles-nv12") {
+      // NV12 tiles with their chroma border: the same tiles as the ring's, bit for bit.
+      EXPECT_EQ(frames, 5u) << dma.log;
+      EXPECT_EQ(ring_bytes, bytes + 16 * frames) << ring.log;
+      EXPECT_EQ(same, size_t(200 * 150)) << "the carrier's tiles-nv12 equal the ring's";
+      EXPECT_GE(psnr, 35.0);
+    } else if (std::string(mode) == "yuv444") {
+      EXPECT_EQ(bytes, frames * 200 * 150 * 3) << dma.log;
+      EXPECT_EQ(ring_bytes, bytes) << ring.log;
+      EXPECT_GE(psnr, 40.0);
+    } else {
+      EXPECT_EQ(bytes, frames * (200 * 150 * 2 + 100 * 75 * 4)) << dma.log;
+      EXPECT_EQ(ring_bytes, bytes) << ring.log;
+      EXPECT_GE(psnr, 35.0);
+    }
+    EXPECT_GE(vs_ring, 45.0) << "the carrier shows what the ring shows";
+  }
+}
+
+// Two cases, so each fits the guest's time limit (every mode runs ferryd twice).
+TEST_F(KmsFerryd, OffloadCarrierTakesYuv444AndP010WithNoRing) {
+  carrier_against_ring(tmp_.path(), {"yuv444", "p010"});
+}
+
+TEST_F(KmsFerryd, OffloadCarrierTakesBothTilesModesWithNoRing) {
+  carrier_against_ring(tmp_.path(), {"tiles", "tiles-nv12"});
 }
 
 }  // namespace
@@ -514,13 +653,13 @@ TEST_F(KmsFerryd, NestedFerrydHandsItsFramesToTheHostAsDmabufs) {
   ASSERT_TRUE(nested.start({"--backend", "wayland", "--output", "400x300"},
                            {"WAYLAND_DISPLAY=" + host.socket_path()}));
   std::string err;
-  std::unique_ptr<WlClient> c;
+  PatternWindow c;
   show_pattern_window(nested, &c);
   if (HasFatalFailure()) return;
   // Presented in the nested ferryd means the host presented its window's frame.
   ASSERT_EQ(host.stop(), 0) << host.log();  // captures while the nested window is up
   nested.stop();
-  c.reset();
+  c.client.reset();
   std::string log = nested.log();
   EXPECT_NE(log.find("frames go to the host as dmabufs (XRGB8888"), std::string::npos) << log;
   size_t at = log.find("WL-1: ");

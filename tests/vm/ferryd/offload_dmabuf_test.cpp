@@ -428,8 +428,8 @@ TEST(OffloadDmabuf, DoctorSaysTheDmabufCarrierIsValidated) {
   std::printf("%s", out.substr(at).c_str());
   EXPECT_NE(out.find("  render device: /dev/dri/card1 (from --render-device)\n", at),
             std::string::npos) << out;
-  EXPECT_NE(out.find("  carrier: dmabuf: validated at start: rgb, R8 and GR88 planes crossed "
-                     "exactly", at), std::string::npos) << out;
+  EXPECT_NE(out.find("  carrier: dmabuf: validated at start: rgb, R8, GR88 and tile atlas "
+                     "planes crossed exactly", at), std::string::npos) << out;
 }
 
 }  // namespace
