@@ -174,6 +174,7 @@ bool Server::init(std::string* error) {
   create_xdg_shell_global(*this);
   create_wl_shell_global(*this);
   create_layer_shell_global(*this);
+  create_foreign_toplevel_global(*this);
   create_presentation_global(*this);
   create_viewporter_global(*this);
   create_data_device_global(*this);

@@ -10,6 +10,8 @@ void create_compositor_global(Server& server);       // wl_compositor (wl_compos
 void create_subcompositor_global(Server& server);    // wl_subcompositor
 void create_shm_global(Server& server);              // wl_shm, ferry's own (pools, guarded access)
 void create_xdg_shell_global(Server& server);        // xdg_wm_base and zxdg_shell_v6 (xdg_shell.cpp)
+void create_foreign_toplevel_global(Server& server);  // zwlr_foreign_toplevel_manager_v1 v2
+                                                     // (foreign_toplevel.cpp)
 void create_layer_shell_global(Server& server);     // zwlr_layer_shell_v1 v5 (layer_shell.cpp)
 void create_wl_shell_global(Server& server);         // wl_shell (deprecated; old clients, wlcs 1.5)
 void create_presentation_global(Server& server);     // wp_presentation

@@ -255,6 +255,9 @@ class XdgToplevel {
   bool maximized() const { return current_.maximized; }
   bool fullscreen() const { return current_.fullscreen; }
   bool activated() const { return current_.activated; }
+  // The state ferry decided: that of the newest configure sent (the client applies it when
+  // it acks; taskbars see it at once, as wlroots' and Mir's do).
+  const XdgConfigure& decided() const { return announced_; }
   // Layout position of the window geometry's top-left corner.
   int32_t window_x() const { return wx_; }
   int32_t window_y() const { return wy_; }
@@ -273,6 +276,7 @@ class XdgToplevel {
   // Signals (data: XdgToplevel*). Listeners outside this file must disconnect when
   // on_destroy fires; any still connected afterwards are unlinked, never called again.
   wl_signal on_metadata;  // title or app_id changed
+  wl_signal on_state;     // maximized, fullscreen or activated changed in a configure sent
   wl_signal on_unmap;     // unmapped, or being destroyed (child toplevels re-parent)
   wl_signal on_destroy;   // the object is about to be deleted
 
@@ -312,6 +316,7 @@ class XdgToplevel {
   XdgConfigure requested_;
   int32_t requested_w_ = 0, requested_h_ = 0;  // size hint for a normal-state configure
   XdgConfigure current_;                       // applied (acked and committed)
+  XdgConfigure announced_;                     // the newest configure sent (decided())
   bool sent_capabilities_ = false;
   bool placed_ = false;
   int32_t wx_ = 0, wy_ = 0;

@@ -180,6 +180,7 @@ void add_state(wl_array* states, uint32_t state) {
 XdgToplevel::XdgToplevel(XdgSurface& xdg, wl_resource* resource)
     : xdg_(&xdg), resource_(resource), wire_(xdg.wire()) {
   wl_signal_init(&on_metadata);
+  wl_signal_init(&on_state);
   wl_signal_init(&on_unmap);
   wl_signal_init(&on_destroy);
   wl_resource_set_implementation(resource, &kToplevelImpl, this, toplevel_resource_destroy);
@@ -194,7 +195,7 @@ XdgToplevel::~XdgToplevel() {
   detach();
   // Children pointing at us re-parent, even if we were not mapped.
   wl_signal_emit_mutable(&on_unmap, this);
-  for (wl_signal* sig : {&on_metadata, &on_unmap, &on_destroy}) unlink_all(sig);
+  for (wl_signal* sig : {&on_metadata, &on_state, &on_unmap, &on_destroy}) unlink_all(sig);
   if (xdg) xdg->role_destroyed();
 }
 
@@ -335,6 +336,11 @@ void XdgToplevel::send_configure_events(const XdgConfigure& c) {
   if (c.activated) add_state(&states, XDG_TOPLEVEL_STATE_ACTIVATED);
   xdg_toplevel_send_configure(resource_, c.width, c.height, &states);
   wl_array_release(&states);
+  if (c.maximized != announced_.maximized || c.fullscreen != announced_.fullscreen ||
+      c.activated != announced_.activated) {
+    announced_ = c;
+    wl_signal_emit_mutable(&on_state, this);
+  }
 }
 
 bool XdgToplevel::pre_commit() {

@@ -88,6 +88,7 @@ TEST(Clients, WaylandInfoListsExactlyTheExpectedGlobals) {
       {"zwp_keyboard_shortcuts_inhibit_manager_v1", {1}}, {"xdg_activation_v1", {1}},
       {"zwp_primary_selection_device_manager_v1", {1}}, {"zxdg_shell_v6", {1}},
       {"gtk_primary_selection_device_manager", {1}}, {"zwlr_virtual_pointer_manager_v1", {2}},
+      {"zwlr_foreign_toplevel_manager_v1", {2}},
       {"zwlr_layer_shell_v1", {5}},
   };
   EXPECT_EQ(globals, want) << out;

@@ -297,12 +297,12 @@ TEST_F(Offload, AutomaticModeFitsTheLinkWithoutFlapping) {
     EXPECT_LT(payload.at(modes[i]), payload.at(modes[i - 1])) << "flapped: " << seq << "\n" << log;
   }
   EXPECT_LE(last_need, 4.0) << "the last mode does not fit the link\n" << log;
-  // Frames: all but the first few (until a challenger won 3 frames in a row, per switch)
-  // in a mode smaller than rgb.
+  // Frames: rgb only until the selector has measured the commit rate and a challenger won
+  // 3 frames in a row (how many frames that is depends on the rate, so no fixed count);
+  // the 5 s after the switch are all in smaller modes, so rgb is a small share.
   unsigned long long all = 0;
   for (const auto& [mode, t] : totals) all += t.frames;
-  EXPECT_LE(totals["rgb"].frames, 4u) << log;
-  EXPECT_GT(all, totals["rgb"].frames) << log;
+  EXPECT_LT(totals["rgb"].frames * 3, all) << log;
 }
 
 // Class technical never gets 4:2:0, even when only 4:2:0 would fit the link.

@@ -67,8 +67,19 @@ void xs_configure(void* data, xdg_surface*, uint32_t serial) {
 const xdg_surface_listener kXdgSurfaceListener = {xs_configure};
 
 const xdg_toplevel_listener kToplevelListener = {
-    [](void*, xdg_toplevel*, int32_t, int32_t, wl_array*) {},
-    [](void*, xdg_toplevel*) {},
+    [](void* data, xdg_toplevel*, int32_t w, int32_t h, wl_array* states) {
+      auto* t = static_cast<Toplevel*>(data);
+      t->width = w;
+      t->height = h;
+      t->maximized = t->fullscreen = t->activated = false;
+      const auto* s = static_cast<const uint32_t*>(states->data);
+      for (size_t i = 0; i < states->size / sizeof(uint32_t); ++i) {
+        t->maximized |= s[i] == XDG_TOPLEVEL_STATE_MAXIMIZED;
+        t->fullscreen |= s[i] == XDG_TOPLEVEL_STATE_FULLSCREEN;
+        t->activated |= s[i] == XDG_TOPLEVEL_STATE_ACTIVATED;
+      }
+    },
+    [](void* data, xdg_toplevel*) { ++static_cast<Toplevel*>(data)->closes; },
     [](void*, xdg_toplevel*, int32_t, int32_t) {},
     [](void*, xdg_toplevel*, wl_array*) {},
 };

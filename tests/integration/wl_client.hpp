@@ -38,6 +38,10 @@ struct Toplevel {
   xdg_toplevel* toplevel = nullptr;
   uint32_t last_serial = 0;
   int configures = 0;
+  // From the newest xdg_toplevel.configure, and how many xdg_toplevel.close came.
+  bool maximized = false, fullscreen = false, activated = false;
+  int32_t width = 0, height = 0;
+  int closes = 0;
 };
 
 class WlClient {

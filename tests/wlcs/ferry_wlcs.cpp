@@ -71,6 +71,7 @@ constexpr WlcsExtensionDescriptor kExtensions[] = {
     {"zwlr_screencopy_manager_v1", 3},
     {"zwlr_layer_shell_v1", 5},
     {"zwlr_virtual_pointer_manager_v1", 2},
+    {"zwlr_foreign_toplevel_manager_v1", 2},
 };
 
 constexpr WlcsIntegrationDescriptor kDescriptor = {

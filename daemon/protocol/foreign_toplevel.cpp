@@ -1,0 +1,258 @@
+// zwlr_foreign_toplevel_manager_v1 v2 (ferry's own protocol/wlr-foreign-toplevel-
+// management-unstable-v1.xml): taskbars, docks and window switchers see every mapped
+// xdg toplevel (xdg_wm_base and zxdg_shell_v6 alike) with its title, app_id, outputs and
+// state (maximized, activated, fullscreen: as ferry decided it, the newest configure sent),
+// and can activate, close, maximize or make it
+// fullscreen. A handle is made per manager when a toplevel maps; it is closed when the
+// toplevel unmaps or goes (a remapped toplevel gets a new handle). ferry has no minimized
+// state: set_minimized/unset_minimized are accepted and change nothing. X11 windows are
+// not listed yet.
+//
+// Main thread only.
+
+#include <wayland-server-core.h>
+
+#include <algorithm>
+#include <memory>
+#include <vector>
+
+#include "core/output.hpp"
+#include "core/scene.hpp"
+#include "core/seat.hpp"
+#include "core/server.hpp"
+#include "core/surface.hpp"
+#include "protocol/globals.hpp"
+#include "protocol/xdg_shell.hpp"
+#include "util/listener.hpp"
+#include "util/log.hpp"
+#include "wlr-foreign-toplevel-management-unstable-v1-protocol.h"
+
+namespace ferry {
+namespace {
+
+constexpr uint32_t kVersion = 2;
+
+class ForeignToplevels;
+
+// One zwlr_foreign_toplevel_handle_v1: a toplevel as one manager's client sees it.
+struct Handle {
+  ForeignToplevels* owner = nullptr;
+  wl_resource* resource = nullptr;
+  XdgToplevel* top = nullptr;  // null once closed
+  std::vector<Output*> outputs;  // entered
+  Listener metadata, state, unmap;
+
+  void announce();
+  void send_state();
+  void update_outputs();
+  void close();
+};
+
+class ForeignToplevels final : public Server::Global {
+ public:
+  explicit ForeignToplevels(Server& server) : server_(server) {
+    mapped_.connect(&server.scene().on_view_mapped, [this](void* data) {
+      if (XdgToplevel* t = XdgToplevel::from_view(static_cast<View*>(data)))
+        for (wl_resource* m : managers_) announce(m, *t);
+    });
+  }
+  ~ForeignToplevels() override {
+    for (Handle* h : handles_) {
+      h->close();
+      h->owner = nullptr;
+    }
+  }
+
+  Server& server() const { return server_; }
+
+  void bind(wl_client* client, uint32_t version, uint32_t id);
+  void announce(wl_resource* manager, XdgToplevel& top);
+  void forget(Handle* h) { std::erase(handles_, h); }
+
+ private:
+  Server& server_;
+  std::vector<wl_resource*> managers_;  // those that did not stop
+  std::vector<Handle*> handles_;
+  Listener mapped_;
+};
+
+Handle* handle_of(wl_resource* r) { return static_cast<Handle*>(wl_resource_get_user_data(r)); }
+
+void Handle::send_state() {
+  wl_array states;
+  wl_array_init(&states);
+  auto add = [&](uint32_t s) { *static_cast<uint32_t*>(wl_array_add(&states, sizeof s)) = s; };
+  const XdgConfigure& s = top->decided();
+  if (s.maximized) add(ZWLR_FOREIGN_TOPLEVEL_HANDLE_V1_STATE_MAXIMIZED);
+  if (s.activated) add(ZWLR_FOREIGN_TOPLEVEL_HANDLE_V1_STATE_ACTIVATED);
+  if (s.fullscreen && wl_resource_get_version(resource) >= 2)
+    add(ZWLR_FOREIGN_TOPLEVEL_HANDLE_V1_STATE_FULLSCREEN);
+  zwlr_foreign_toplevel_handle_v1_send_state(resource, &states);
+  wl_array_release(&states);
+}
+
+// The outputs the window's surface overlaps now: enter/leave for the difference.
+void Handle::update_outputs() {
+  Server& server = owner->server();
+  std::erase_if(outputs, [&](Output* o) { return !server.has_output(o); });
+  std::vector<Output*> now;
+  if (View* v = top->view()) {
+    Rect box{v->x(), v->y(), v->surface().width(), v->surface().height()};
+    for (auto& o : server.outputs())
+      if (!o->layout_box().intersect(box).empty()) now.push_back(o.get());
+  }
+  wl_client* client = wl_resource_get_client(resource);
+  for (Output* o : outputs)
+    if (std::find(now.begin(), now.end(), o) == now.end())
+      for (wl_resource* r : o->resources_for(client))
+        zwlr_foreign_toplevel_handle_v1_send_output_leave(resource, r);
+  for (Output* o : now)
+    if (std::find(outputs.begin(), outputs.end(), o) == outputs.end())
+      for (wl_resource* r : o->resources_for(client))
+        zwlr_foreign_toplevel_handle_v1_send_output_enter(resource, r);
+  outputs = std::move(now);
+}
+
+void Handle::announce() {
+  zwlr_foreign_toplevel_handle_v1_send_title(resource, top->title().c_str());
+  zwlr_foreign_toplevel_handle_v1_send_app_id(resource, top->app_id().c_str());
+  update_outputs();
+  send_state();
+  zwlr_foreign_toplevel_handle_v1_send_done(resource);
+  metadata.connect(&top->on_metadata, [this](void*) {
+    zwlr_foreign_toplevel_handle_v1_send_title(resource, top->title().c_str());
+    zwlr_foreign_toplevel_handle_v1_send_app_id(resource, top->app_id().c_str());
+    zwlr_foreign_toplevel_handle_v1_send_done(resource);
+  });
+  state.connect(&top->on_state, [this](void*) {
+    update_outputs();
+    send_state();
+    zwlr_foreign_toplevel_handle_v1_send_done(resource);
+  });
+  // Unmapped or destroyed (on_unmap fires for both).
+  unmap.connect(&top->on_unmap, [this](void*) { close(); });
+}
+
+void Handle::close() {
+  if (!top) return;
+  top = nullptr;
+  metadata.disconnect();
+  state.disconnect();
+  unmap.disconnect();
+  outputs.clear();
+  zwlr_foreign_toplevel_handle_v1_send_closed(resource);
+}
+
+// ---- handle requests ----
+
+template <void (*Act)(XdgToplevel&)>
+void on_live(wl_client*, wl_resource* r) {
+  Handle* h = handle_of(r);
+  if (h && h->top) Act(*h->top);
+}
+
+void handle_activate(wl_client*, wl_resource* r, wl_resource* /*seat*/) {
+  Handle* h = handle_of(r);
+  if (!h || !h->top || !h->top->view() || !h->owner) return;
+  Server& server = h->owner->server();
+  server.scene().raise(h->top->view());
+  server.seat().focus_view(h->top->view());
+}
+
+void handle_set_rectangle(wl_client*, wl_resource* r, wl_resource*, int32_t, int32_t,
+                          int32_t width, int32_t height) {
+  // Only a hint for effects ferry does not draw; checked as the protocol says.
+  if (width < 0 || height < 0)
+    wl_resource_post_error(r, ZWLR_FOREIGN_TOPLEVEL_HANDLE_V1_ERROR_INVALID_RECTANGLE,
+                           "set_rectangle: width %d, height %d", width, height);
+}
+
+void handle_set_fullscreen(wl_client*, wl_resource* r, wl_resource* output) {
+  Handle* h = handle_of(r);
+  if (!h || !h->top || !h->owner) return;
+  Output* o = output ? h->owner->server().output_for_resource(output) : nullptr;
+  h->top->request_fullscreen(true, o);
+}
+
+void handle_destroy(wl_client*, wl_resource* r) { wl_resource_destroy(r); }
+
+void nothing(XdgToplevel&) {}  // minimize: ferry has no minimized state
+
+const struct zwlr_foreign_toplevel_handle_v1_interface kHandleImpl = {
+    on_live<[](XdgToplevel& t) { t.request_maximized(true); }>,
+    on_live<[](XdgToplevel& t) { t.request_maximized(false); }>,
+    on_live<nothing>,
+    on_live<nothing>,
+    handle_activate,
+    on_live<[](XdgToplevel& t) { t.send_close(); }>,
+    handle_set_rectangle,
+    handle_destroy,
+    handle_set_fullscreen,
+    on_live<[](XdgToplevel& t) { t.request_fullscreen(false, nullptr); }>,
+};
+
+void handle_resource_destroyed(wl_resource* r) {
+  Handle* h = handle_of(r);
+  if (!h) return;
+  if (h->owner) h->owner->forget(h);
+  delete h;
+}
+
+void ForeignToplevels::announce(wl_resource* manager, XdgToplevel& top) {
+  wl_client* client = wl_resource_get_client(manager);
+  wl_resource* r = wl_resource_create(client, &zwlr_foreign_toplevel_handle_v1_interface,
+                                      wl_resource_get_version(manager), 0);
+  if (!r) {
+    wl_client_post_no_memory(client);
+    return;
+  }
+  auto* h = new Handle;
+  h->owner = this;
+  h->resource = r;
+  h->top = &top;
+  wl_resource_set_implementation(r, &kHandleImpl, h, handle_resource_destroyed);
+  handles_.push_back(h);
+  zwlr_foreign_toplevel_manager_v1_send_toplevel(manager, r);
+  h->announce();
+}
+
+// ---- manager ----
+
+void manager_stop(wl_client*, wl_resource* r) {
+  // The protocol has no destructor request: after finished the object is gone on both
+  // sides (its handles stay until the client destroys them).
+  zwlr_foreign_toplevel_manager_v1_send_finished(r);
+  wl_resource_destroy(r);
+}
+
+const struct zwlr_foreign_toplevel_manager_v1_interface kManagerImpl = {manager_stop};
+
+void ForeignToplevels::bind(wl_client* client, uint32_t version, uint32_t id) {
+  wl_resource* r = wl_resource_create(client, &zwlr_foreign_toplevel_manager_v1_interface,
+                                      int(version), id);
+  if (!r) {
+    wl_client_post_no_memory(client);
+    return;
+  }
+  wl_resource_set_implementation(r, &kManagerImpl, this, [](wl_resource* res) {
+    auto* self = static_cast<ForeignToplevels*>(wl_resource_get_user_data(res));
+    std::erase(self->managers_, res);
+  });
+  managers_.push_back(r);
+  // Every toplevel mapped now, bottom to top.
+  for (View* v : server_.scene().views())
+    if (XdgToplevel* t = XdgToplevel::from_view(v); t && v->mapped()) announce(r, *t);
+}
+
+}  // namespace
+
+void create_foreign_toplevel_global(Server& server) {
+  auto g = std::make_unique<ForeignToplevels>(server);
+  wl_global_create(server.display(), &zwlr_foreign_toplevel_manager_v1_interface, kVersion,
+                   g.get(), [](wl_client* client, void* data, uint32_t version, uint32_t id) {
+                     static_cast<ForeignToplevels*>(data)->bind(client, version, id);
+                   });
+  server.keep(std::move(g));
+}
+
+}  // namespace ferry
