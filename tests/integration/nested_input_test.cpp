@@ -141,6 +141,7 @@ struct Recorder {
   std::vector<std::array<double, 4>> relative;  // dx, dy, dx_unaccel, dy_unaccel
   uint32_t caps = 0;
   TouchLog touch;
+  std::vector<std::string> scroll;  // "source S", "value120 A V", "axis A V", "stop A", "frame"
 };
 
 const wl_seat_listener kSeat = {
@@ -164,12 +165,27 @@ const wl_pointer_listener kPointer = {
     [](void* d, wl_pointer*, uint32_t, uint32_t, uint32_t button, uint32_t state) {
       static_cast<Recorder*>(d)->buttons.emplace_back(button, state);
     },
-    [](void*, wl_pointer*, uint32_t, uint32_t, wl_fixed_t) {},
-    [](void*, wl_pointer*) {},
-    [](void*, wl_pointer*, uint32_t) {},
-    [](void*, wl_pointer*, uint32_t, uint32_t) {},
-    [](void*, wl_pointer*, uint32_t, int32_t) {},
-    nullptr,
+    [](void* d, wl_pointer*, uint32_t, uint32_t axis, wl_fixed_t v) {
+      std::ostringstream s;
+      s << "axis " << axis << " " << wl_fixed_to_double(v);
+      static_cast<Recorder*>(d)->scroll.push_back(s.str());
+    },
+    [](void* d, wl_pointer*) {
+      auto& s = static_cast<Recorder*>(d)->scroll;
+      if (!s.empty() && s.back() != "frame") s.push_back("frame");  // frames of scrolling only
+    },
+    [](void* d, wl_pointer*, uint32_t source) {
+      static_cast<Recorder*>(d)->scroll.push_back("source " + std::to_string(source));
+    },
+    [](void* d, wl_pointer*, uint32_t, uint32_t axis) {
+      static_cast<Recorder*>(d)->scroll.push_back("stop " + std::to_string(axis));
+    },
+    [](void* d, wl_pointer*, uint32_t axis, int32_t v) {
+      static_cast<Recorder*>(d)->scroll.push_back("discrete " + std::to_string(axis) + " " + std::to_string(v));
+    },
+    [](void* d, wl_pointer*, uint32_t axis, int32_t v) {
+      static_cast<Recorder*>(d)->scroll.push_back("value120 " + std::to_string(axis) + " " + std::to_string(v));
+    },
 };
 
 const wl_keyboard_listener kKeyboard = {
@@ -197,7 +213,7 @@ const wl_registry_listener kRegistry = {
       auto* r = static_cast<Recorder*>(d);
       std::string n = iface;
       if (n == wl_seat_interface.name && !r->seat) {
-        r->seat = static_cast<wl_seat*>(wl_registry_bind(reg, name, &wl_seat_interface, 5));
+        r->seat = static_cast<wl_seat*>(wl_registry_bind(reg, name, &wl_seat_interface, 8));
         wl_seat_add_listener(r->seat, &kSeat, r);
       }
       if (n == zwp_relative_pointer_manager_v1_interface.name)
@@ -313,6 +329,24 @@ TEST_F(NestedInput, HostClickAndKeyReachAClientInTheNestedFerry) {
   other.reset();
 }
 
+
+// Scrolling crosses with its source: a wheel in 120ths of a detent (axis_value120 to a v8
+// client), a touchpad's fingers with axis_stop when they lift.
+TEST_F(NestedInput, HostScrollingReachesTheNestedClientWithItsSource) {
+  host.post([](Server&, FakeInput& in) {
+    in.move_to(74, 79);
+    in.wheel120(60);
+    in.finger_scroll(3.5);
+    in.finger_scroll(0);
+  });
+  const std::vector<std::string> want = {
+      "source 0", "value120 0 60", "axis 0 7.5", "frame",  // half a detent of a wheel
+      "source 1", "axis 0 3.5",    "frame",                // fingers
+      "source 1", "stop 0",        "frame"};               // fingers lifted
+  ASSERT_TRUE(wait_until([&] { return !c->dispatch_for(10) || rec.scroll.size() >= want.size(); }, 10s))
+      << rec.scroll.size() << " scroll events\n" << nested.log();
+  EXPECT_EQ(rec.scroll, want);
+}
 
 // A toplevel whose configures are recorded (size and serial), acked by the test.
 struct Configured {

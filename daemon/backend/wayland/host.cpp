@@ -85,8 +85,9 @@ void on_global(void* data, wl_registry* reg, uint32_t name, const char* iface, u
     g->dmabuf = static_cast<zwp_linux_dmabuf_v1*>(bind(&zwp_linux_dmabuf_v1_interface, 4));
     listen_modifiers(g->dmabuf, &g->dmabuf_formats);  // v3 sends them on binding
   } else if (n == wl_seat_interface.name && !g->seat) {
-    g->seat_version = std::min(version, 5u);
-    g->seat = static_cast<wl_seat*>(bind(&wl_seat_interface, 5));
+    // v8: scrolling with its source, and wheels in 120ths of a detent (axis_value120).
+    g->seat_version = std::min(version, 8u);
+    g->seat = static_cast<wl_seat*>(bind(&wl_seat_interface, 8));
   }
 }
 

@@ -40,13 +40,17 @@ const wl_pointer_listener kPointerListener = {
       self(data)->pointer_button(button, state == WL_POINTER_BUTTON_STATE_PRESSED);
     },
     [](void* data, wl_pointer*, uint32_t, uint32_t axis, wl_fixed_t value) {
-      self(data)->pointer_axis(axis == WL_POINTER_AXIS_HORIZONTAL_SCROLL, wl_fixed_to_double(value));
+      self(data)->pointer_axis(axis, wl_fixed_to_double(value));
     },
-    [](void*, wl_pointer*) {},                      // frame
-    [](void*, wl_pointer*, uint32_t) {},            // axis_source
-    [](void*, wl_pointer*, uint32_t, uint32_t) {},  // axis_stop
-    [](void*, wl_pointer*, uint32_t, int32_t) {},   // axis_discrete
-    nullptr,                                        // axis_value120: v8, not bound
+    [](void* data, wl_pointer*) { self(data)->pointer_frame(); },
+    [](void* data, wl_pointer*, uint32_t source) { self(data)->pointer_axis_source(source); },
+    [](void* data, wl_pointer*, uint32_t, uint32_t axis) { self(data)->pointer_axis_stop(axis); },
+    [](void* data, wl_pointer*, uint32_t axis, int32_t discrete) {
+      self(data)->pointer_axis_value120(axis, discrete * 120);
+    },
+    [](void* data, wl_pointer*, uint32_t axis, int32_t value120) {
+      self(data)->pointer_axis_value120(axis, value120);
+    },
 };
 
 const wl_keyboard_listener kKeyboardListener = {
@@ -86,7 +90,8 @@ const zwp_relative_pointer_v1_listener kRelativeListener = {
 
 }  // namespace
 
-HostInput::HostInput(WaylandHost& host, wl_seat* seat) : host_(host), seat_(seat) {
+HostInput::HostInput(WaylandHost& host, wl_seat* seat)
+    : host_(host), seat_(seat), host_seat_version_(wl_proxy_get_version(reinterpret_cast<wl_proxy*>(seat))) {
   wl_seat_add_listener(seat_, &kSeatListener, this);
 }
 
@@ -203,8 +208,43 @@ void HostInput::pointer_button(uint32_t button, bool pressed) {
   host_.server().seat().pointer_button(now_ms(), button, pressed);
 }
 
-void HostInput::pointer_axis(bool horizontal, double value) {
-  host_.server().seat().pointer_axis(now_ms(), horizontal, value);
+// Scrolling comes in pointer frames (wl_seat v5+): the source, per axis a value, the
+// wheel's 120ths (axis_value120 from v8 hosts, axis_discrete before), or a stop; the frame
+// hands it to the seat as one scroll with its source, as libinput's would be.
+void HostInput::pointer_axis(uint32_t axis, double value) {
+  if (axis > 1) return;
+  scroll_[axis].value += value;
+  scroll_[axis].has_value = true;
+  if (host_seat_version_ < 5) pointer_frame();  // no frames before v5: each event stands alone
+}
+
+void HostInput::pointer_axis_source(uint32_t source) { scroll_source_ = source; }
+
+void HostInput::pointer_axis_stop(uint32_t axis) {
+  if (axis <= 1) scroll_[axis].stop = true;
+}
+
+void HostInput::pointer_axis_value120(uint32_t axis, int32_t value120) {
+  if (axis <= 1) scroll_[axis].value120 += value120;
+}
+
+void HostInput::pointer_frame() {
+  Seat& seat = host_.server().seat();
+  using Source = InputSink::ScrollSource;
+  // No source named (hosts before v5, or one that leaves it out): a wheel, as before.
+  Source source = scroll_source_ == WL_POINTER_AXIS_SOURCE_FINGER       ? Source::finger
+                  : scroll_source_ == WL_POINTER_AXIS_SOURCE_CONTINUOUS ? Source::continuous
+                                                                       : Source::wheel;
+  for (uint32_t axis = 0; axis < 2; ++axis) {
+    Scroll& s = scroll_[axis];
+    bool horizontal = axis == WL_POINTER_AXIS_HORIZONTAL_SCROLL;
+    if (s.has_value && s.value != 0)
+      seat.pointer_scroll(now_ms(), horizontal, s.value, source, source == Source::wheel ? s.value120 : 0);
+    else if (s.stop && source == Source::finger)
+      seat.pointer_scroll(now_ms(), horizontal, 0, Source::finger, 0);  // fingers lifted
+    s = Scroll();
+  }
+  scroll_source_ = UINT32_MAX;
 }
 
 void HostInput::relative_motion(uint64_t time_us, double dx, double dy, double ux, double uy) {

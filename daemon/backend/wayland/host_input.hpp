@@ -51,7 +51,11 @@ class HostInput {
   void pointer_leave();
   void pointer_motion(double sx, double sy);
   void pointer_button(uint32_t button, bool pressed);
-  void pointer_axis(bool horizontal, double value);
+  void pointer_axis(uint32_t axis, double value);
+  void pointer_axis_source(uint32_t source);
+  void pointer_axis_stop(uint32_t axis);
+  void pointer_axis_value120(uint32_t axis, int32_t value120);
+  void pointer_frame();
   void keyboard_key(uint32_t key, bool pressed);
   void keyboard_leave();
   void keymap(uint32_t format, int fd, uint32_t size);  // takes fd
@@ -74,6 +78,15 @@ class HostInput {
   wl_pointer* pointer_ = nullptr;
   wl_keyboard* keyboard_ = nullptr;
   HostOutput* focus_ = nullptr;  // the output under the host pointer
+  // Scrolling of the pointer frame in progress, per wl_pointer axis.
+  struct Scroll {
+    double value = 0;
+    int32_t value120 = 0;
+    bool has_value = false, stop = false;
+  };
+  Scroll scroll_[2];
+  uint32_t scroll_source_ = UINT32_MAX;  // none named in this frame
+  uint32_t host_seat_version_ = 0;
   std::vector<uint32_t> keys_;   // held, as ferry knows them
   std::string keymap_text_;      // the host's keymap in use
   wl_touch* touch_ = nullptr;
