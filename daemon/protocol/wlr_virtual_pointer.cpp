@@ -13,6 +13,7 @@
 #include <wayland-server-protocol.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <vector>
 
@@ -91,7 +92,8 @@ class VirtualPointer {
     if (!valid_axis(r, axis)) return;
     bool horizontal = axis == WL_POINTER_AXIS_HORIZONTAL_SCROLL;
     double v = wl_fixed_to_double(value);
-    int32_t value120 = discrete * 120;
+    // A client's discrete count can be anything: 120ths saturate at the int32 limits.
+    int32_t value120 = int32_t(std::clamp<int64_t>(int64_t(discrete) * 120, INT32_MIN, INT32_MAX));
     self(r)->queue([=](InputSink& s, InputSink::ScrollSource source) {
       s.pointer_scroll(time, horizontal, v, source, source == InputSink::ScrollSource::wheel ? value120 : 0);
     });

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #include "backend/wayland/host.hpp"
@@ -46,7 +47,7 @@ const wl_pointer_listener kPointerListener = {
     [](void* data, wl_pointer*, uint32_t source) { self(data)->pointer_axis_source(source); },
     [](void* data, wl_pointer*, uint32_t, uint32_t axis) { self(data)->pointer_axis_stop(axis); },
     [](void* data, wl_pointer*, uint32_t axis, int32_t discrete) {
-      self(data)->pointer_axis_value120(axis, discrete * 120);
+      self(data)->pointer_axis_value120(axis, int64_t(discrete) * 120);
     },
     [](void* data, wl_pointer*, uint32_t axis, int32_t value120) {
       self(data)->pointer_axis_value120(axis, value120);
@@ -224,8 +225,11 @@ void HostInput::pointer_axis_stop(uint32_t axis) {
   if (axis <= 1) scroll_[axis].stop = true;
 }
 
-void HostInput::pointer_axis_value120(uint32_t axis, int32_t value120) {
-  if (axis <= 1) scroll_[axis].value120 += value120;
+void HostInput::pointer_axis_value120(uint32_t axis, int64_t value120) {
+  // What the host sends is not trusted to stay in range: the sum saturates.
+  if (axis <= 1)
+    scroll_[axis].value120 = int32_t(
+        std::clamp<int64_t>(scroll_[axis].value120 + value120, INT32_MIN, INT32_MAX));
 }
 
 void HostInput::pointer_frame() {

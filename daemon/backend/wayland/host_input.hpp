@@ -54,7 +54,7 @@ class HostInput {
   void pointer_axis(uint32_t axis, double value);
   void pointer_axis_source(uint32_t source);
   void pointer_axis_stop(uint32_t axis);
-  void pointer_axis_value120(uint32_t axis, int32_t value120);
+  void pointer_axis_value120(uint32_t axis, int64_t value120);
   void pointer_frame();
   void keyboard_key(uint32_t key, bool pressed);
   void keyboard_leave();
