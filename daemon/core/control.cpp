@@ -19,7 +19,17 @@ struct ServerControl::ClientEntry {
   wl_client* client;
   uint32_t id;
   pid_t pid = 0;
-  config::ClientInfo info;  // exe and tag from /proc at connection time
+  // exe and tag from /proc at connection time; for a child ferryd started itself
+  // (Xwayland), read again until its exec shows (it connects between fork and exec).
+  mutable config::ClientInfo info;
+  mutable bool exec_pending = false;
+  const config::ClientInfo& current_info() const {
+    if (exec_pending) {
+      info = config::client_info_of_pid(pid);
+      exec_pending = info.exe.empty() || info.exe == config::exe_of_pid(::getpid());
+    }
+    return info;
+  }
   std::string offload_env;  // "DRI_PRIME=1" etc. from its initial environment; empty: none
   bool unconfigured_buffer_accepted = false;  // logged once, shown in Compat
   wl_listener destroy{};
@@ -62,12 +72,15 @@ void ServerControl::on_client_created(wl_listener* l, void* data) {
   uid_t uid;
   gid_t gid;
   wl_client_get_credentials(client, &e->pid, &uid, &gid);
-  // A client on a socketpair ferryd made (Xwayland) reports ferryd itself: not its program.
-  if (e->pid == ::getpid()) e->pid = 0;
+  // A client on a socketpair ferryd made reports ferryd itself: the child ferryd started on
+  // it (Xwayland) is the program, and its environment is ferryd's, not a choice to offload.
+  bool own_child = e->pid == ::getpid();
+  if (own_child) e->pid = self->server_.socketpair_child_pid;
   if (e->pid > 0) {
     e->info = config::client_info_of_pid(e->pid);
+    e->exec_pending = own_child;
     // The usual PRIME offload variables (ferry-run sets DRI_PRIME to the render GPU).
-    e->offload_env = config::offload_env_of_pid(e->pid);
+    if (!own_child) e->offload_env = config::offload_env_of_pid(e->pid);
   }
   e->destroy.notify = [](wl_listener* dl, void* d) {
     ClientEntry* entry = wl_container_of(dl, entry, destroy);
@@ -85,7 +98,7 @@ uint32_t ServerControl::client_id(wl_client* client) const {
 
 config::ClientInfo ServerControl::client_info(wl_client* client) const {
   config::ClientInfo info;
-  if (auto it = clients_.find(client); it != clients_.end()) info = it->second->info;
+  if (auto it = clients_.find(client); it != clients_.end()) info = it->second->current_info();
   for (XdgToplevel* t : xdg_toplevels(server_))
     if (t->client() == client && !t->app_id().empty()) {
       info.app_id = t->app_id();
@@ -164,7 +177,7 @@ std::vector<bus::ClientInfo> ServerControl::clients() const {
     bus::ClientInfo i;
     i.id = e->id;
     i.pid = e->pid;
-    i.exe = e->info.exe;
+    i.exe = e->current_info().exe;
     i.tag = e->info.tag;
     i.app_id = client_info(client).app_id;
     if (e->unconfigured_buffer_accepted) i.compat = "unconfigured_buffer";

@@ -91,6 +91,10 @@ class Server {
   // or a rule's; docs/configuration.md), false posts xdg_surface.unconfigured_buffer. Set
   // by whoever holds the config (ServerControl; the wlcs module); null: strict for everyone.
   std::function<bool(wl_client*)> accept_unconfigured_buffer;
+  // Set around wl_client_create() on a socketpair ferryd made for a child it started
+  // (Xwayland): the pid the client-created listeners should take instead of SO_PEERCRED's,
+  // which names ferryd itself. 0 otherwise.
+  pid_t socketpair_child_pid = 0;
   std::vector<std::unique_ptr<Output>>& outputs() { return outputs_; }
   Output* output_for_resource(wl_resource* output_resource) const;
   // The output holding a layout point, else the first one; null without outputs.

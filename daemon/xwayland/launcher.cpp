@@ -214,7 +214,9 @@ bool Xwayland::start() {
   ++starts_;
   log_info("xwayland: started %s for DISPLAY=%s as pid %d", options_.binary.c_str(),
            display_name().c_str(), int(pid));
+  server_.socketpair_child_pid = pid;
   client_ = wl_client_create(server_.display(), wl_ours.release());
+  server_.socketpair_child_pid = 0;
   if (!client_) {
     log_error("xwayland: wl_client_create failed");
     ::kill(pid, SIGKILL);

@@ -78,6 +78,18 @@ TEST(XwaylandRules, WmClassExeAndTagOfX11ProgramsMatchRules) {
   EXPECT_NE(offloaded.find("\"Carrier\":\"sysmem ring\""), std::string::npos) << json;
   // 160x120 XRGB: every byte of the window crossed as rgb.
   EXPECT_NE(offloaded.find("\"BytesPerFrame\":76800"), std::string::npos) << json;
+  // Xwayland's own client entry names Xwayland and its pid, not 0 (its socketpair's
+  // SO_PEERCRED names ferryd).
+  std::string log = f.log();
+  size_t started = log.rfind("xwayland: started ");
+  ASSERT_NE(started, std::string::npos) << log;
+  std::string pid = log.substr(log.find("as pid ", started) + 7);
+  pid = pid.substr(0, pid.find_first_not_of("0123456789"));
+  size_t entry = json.find("\"Pid\":" + pid + ",\"Exe\":\"");
+  ASSERT_NE(entry, std::string::npos) << "pid " << pid << " not among the clients: " << json;
+  EXPECT_NE(json.substr(entry, json.find('"', entry + 14 + pid.size()) - entry).find("Xwayland"),
+            std::string::npos)
+      << json.substr(entry, 80);
   EXPECT_EQ(f.stop(), 0) << f.log();
 }
 
