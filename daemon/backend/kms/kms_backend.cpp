@@ -658,6 +658,7 @@ void KmsOutput::set_active(bool active) {
   active_ = active;
   if (active) {
     needs_modeset_ = true;  // another DRM master may have changed everything
+    direct_rejected_key_ = carrier_rejected_key_ = overlay_rejected_key_ = 0;  // so try again
     output_.damage_whole();
   }
 }

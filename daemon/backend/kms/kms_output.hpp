@@ -138,8 +138,10 @@ class KmsOutput final : public OutputBackend {
   // Full-screen scanout from the transfer engine's dmabuf carrier (S2's full-screen flip).
   bool try_carrier_scanout(Surface& surface);
   bool carrier_active_ = false;    // for logging transitions
-  bool carrier_rejected_ = false;  // the plane does not list the format, or a test refused it
-  uint64_t direct_rejected_key_ = 0;  // format/modifier/size key the last test rejected
+  // Format/modifier/size keys the last refusal was for (plane list or test commit); cleared
+  // when the output is taken back (set_active).
+  uint64_t carrier_rejected_key_ = 0;
+  uint64_t direct_rejected_key_ = 0;
   ::wl_event_source* inactive_timer_ = nullptr;
   Surface* candidate_ = nullptr;  // checked against Server::surfaces() before use
   Overlay pending_overlay_;       // accepted by try_overlay(), for the next submit(true)

@@ -89,9 +89,12 @@ uint32_t add_dmabuf_fb(int drm_fd, const FbLayout& b, std::string* error) {
   return fb;
 }
 
+uint64_t scanout_key(uint32_t format, uint64_t modifier, int32_t w, int32_t h) {
+  return (uint64_t(format) << 32) ^ modifier ^ (uint64_t(uint32_t(w)) << 16) ^ uint64_t(uint32_t(h));
+}
+
 uint64_t scanout_key(const DmabufBuffer& b) {
-  return (uint64_t(b.drm_format()) << 32) ^ b.modifier() ^ (uint64_t(b.width()) << 16) ^
-         uint64_t(b.height());
+  return scanout_key(b.drm_format(), b.modifier(), b.width(), b.height());
 }
 
 }  // namespace
@@ -216,7 +219,7 @@ bool KmsOutput::try_carrier_scanout(Surface& surface) {
   // render device, complete before the commit returned): the plane shows that buffer.
   const SurfaceTexture* tex = surface.texture();
   const ScanoutSource* src = tex ? tex->scanout() : nullptr;
-  if (!src || carrier_rejected_ || std::getenv("FERRY_KMS_NO_CARRIER_SCANOUT")) return false;
+  if (!src || std::getenv("FERRY_KMS_NO_CARRIER_SCANOUT")) return false;
   double sx, sy, sw, sh;
   surface.source_box(&sx, &sy, &sw, &sh);
   if (src->width != mode_.hdisplay || src->height != mode_.vdisplay ||
@@ -226,13 +229,15 @@ bool KmsOutput::try_carrier_scanout(Surface& surface) {
   // An opaque surface's carrier (ARGB8888) goes to the plane as XRGB8888: same bytes.
   const uint32_t format = src->fourcc == DRM_FORMAT_ARGB8888 && tex->opaque() ? DRM_FORMAT_XRGB8888
                                                                               : src->fourcc;
+  // A refusal holds for that format, modifier and size until the output is taken back
+  // from another DRM master; another size (or format) is tried again.
+  const uint64_t key = scanout_key(format, src->modifier, src->width, src->height);
+  if (key == carrier_rejected_key_) return false;
   if (!primary_->supports(format, src->modifier)) {
-    if (!carrier_rejected_) {
-      carrier_rejected_ = true;
-      log_info("kms: %s: the primary plane does not list %.4s with the linear modifier: "
-               "offloaded surfaces are composed", connector_.name.c_str(),
-               reinterpret_cast<const char*>(&format));
-    }
+    carrier_rejected_key_ = key;
+    log_info("kms: %s: the primary plane does not list %.4s with the linear modifier: "
+             "offloaded surfaces are composed", connector_.name.c_str(),
+             reinterpret_cast<const char*>(&format));
     return false;
   }
   FbLayout l;
@@ -257,12 +262,10 @@ bool KmsOutput::try_carrier_scanout(Surface& surface) {
     }
   }
   if (r != 0) {
-    if (!carrier_rejected_) {
-      carrier_rejected_ = true;
-      log_info("kms: %s: wl_surface@%u cannot be scanned out from its dmabuf carrier (%s); "
-               "composing", connector_.name.c_str(), wl_resource_get_id(surface.resource()),
-               error.c_str());
-    }
+    carrier_rejected_key_ = key;
+    log_info("kms: %s: wl_surface@%u cannot be scanned out from its dmabuf carrier (%s); "
+             "composing", connector_.name.c_str(), wl_resource_get_id(surface.resource()),
+             error.c_str());
     return false;
   }
   if (!carrier_active_)
