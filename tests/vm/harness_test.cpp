@@ -230,7 +230,7 @@ TEST_F(VkmsTest, InFenceHoldsFlipUntilSignalled) {
   ASSERT_TRUE(ev) << "no flip after signalling the fence";
   EXPECT_EQ(ev->user_data, 77u);
   EXPECT_GT(ev->time_ns, signalled_at);
-  EXPECT_LT(ev->time_ns, signalled_at + 100'000'000u) << "flip came long after the signal";
+  EXPECT_LT(ev->time_ns, signalled_at + 500'000'000u) << "flip came long after the signal";
   std::printf("flip %.2f ms after the signal\n", double(ev->time_ns - signalled_at) / 1e6);
 
   DumbBuffer shot = capture_screen();

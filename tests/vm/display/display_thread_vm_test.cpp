@@ -235,7 +235,7 @@ TEST_F(DisplayThreadVm, InFenceHoldsFrameUntilSignalled) {
   EXPECT_EQ(c.kind, Completion::Kind::presented);
   EXPECT_TRUE(c.used_in_fence);
   EXPECT_GT(c.timestamp_ns, signalled_at);
-  EXPECT_LT(c.timestamp_ns, signalled_at + 100 * kMs);
+  EXPECT_LT(c.timestamp_ns, signalled_at + 500 * kMs);  // generous: a busy TCG host delays vblanks
   std::printf("flip %.2f ms after the signal\n", double(c.timestamp_ns - signalled_at) / 1e6);
 
   ASSERT_TRUE(c.writeback_fence);

@@ -143,7 +143,7 @@ TEST_F(SyncTest, FenceWaiterSyncFileCallsBackOnTheLoop) {
     ASSERT_EQ(sw.advance(), 0);
     ASSERT_TRUE(run_loop_until(loop, [&] { return status.has_value(); }, 1000));
     EXPECT_EQ(*status, 0);
-    EXPECT_LT(ms_since(t), 100.0);
+    EXPECT_LT(ms_since(t), 500.0);  // woken by the fence, not by the 1 s bound
     EXPECT_EQ(waiter.pending(), 0u);
     EXPECT_EQ(waiter.workers_started(), 0u);
 
@@ -182,7 +182,7 @@ TEST_F(SyncTest, FenceWaiterPointNotYetSubmittedUsesAWorker) {
     ASSERT_EQ(sw.advance(), 0);
     ASSERT_TRUE(run_loop_until(loop, [&] { return status.has_value(); }, 1000));
     EXPECT_EQ(*status, 0);
-    EXPECT_LT(ms_since(t1), 100.0);
+    EXPECT_LT(ms_since(t1), 500.0);
     EXPECT_TRUE(tl->point_signalled(2));
 
     // A point signalled from the CPU before any fence existed also completes.
