@@ -77,6 +77,18 @@ class HostileSuite : public ::testing::Test {
   inline static FrameCounter* good_ = nullptr;
 };
 
+// The connection ends with wl_display.error on 'object' with 'code', its message containing
+// 'message' (which check refused the request).
+inline void expect_wire_error(RawWire& w, uint32_t object, uint32_t code, const char* message) {
+  RawWire::End end = w.wait_for_end(30000);
+  std::printf("wl_display.error object %u code %u \"%s\"\n", end.object, end.code,
+              end.message.c_str());
+  ASSERT_TRUE(end.error) << (end.closed ? "closed without a protocol error" : "no error in 30 s");
+  EXPECT_EQ(end.object, object) << end.message;
+  EXPECT_EQ(end.code, code) << end.message;
+  EXPECT_NE(end.message.find(message), std::string::npos) << end.message;
+}
+
 // ---- helpers: the legal steps cases are built from ----
 
 inline wl_surface* surface(WlClient& c) { return wl_compositor_create_surface(c.compositor); }

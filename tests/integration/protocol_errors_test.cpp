@@ -571,13 +571,7 @@ TEST_P(WireError, ExactErrorAndOthersKeepTheirFrames) {
   RawWire w(ferryd_->socket_path());
   ASSERT_TRUE(w.ok());
   ASSERT_TRUE(wc.misbehave(w));
-  RawWire::End end = w.wait_for_end(30000);
-  std::printf("%s: wl_display.error object %u code %u \"%s\"\n", wc.name, end.object, end.code,
-              end.message.c_str());
-  ASSERT_TRUE(end.error) << (end.closed ? "closed without a protocol error" : "no error in 30 s");
-  EXPECT_EQ(end.object, wc.object) << end.message;
-  EXPECT_EQ(end.code, wc.code) << end.message;
-  EXPECT_NE(end.message.find(wc.message), std::string::npos) << end.message;
+  expect_wire_error(w, wc.object, wc.code, wc.message);
   expect_others_served();
 }
 
