@@ -288,6 +288,17 @@ INSTANTIATE_TEST_SUITE_P(
                                       0);
                     wl_surface_commit(v->surface);
                   }},
+        // zxdg_surface_v6 defines no invalid_serial, invalid_size or defunct_role_object
+        // (stable xdg_surface's later codes): ferryd posts zxdg_shell_v6's
+        // invalid_surface_state, "the client provided an invalid surface state".
+        ErrorCase{"AckOfAnUnsentSerial", "zxdg_shell_v6", ZXDG_SHELL_V6_ERROR_INVALID_SURFACE_STATE,
+                  [](WlClient& c) {
+                    // ack_configure: "the client must make an ack_configure request sometime
+                    // before the commit request, passing along the serial of the configure
+                    // event"
+                    V6* v = v6_toplevel(c, false);
+                    zxdg_surface_v6_ack_configure(v->xdg, v->serial + 1000);
+                  }},
         ErrorCase{"GrabAfterTheInitialCommit", "zxdg_popup_v6", ZXDG_POPUP_V6_ERROR_INVALID_GRAB,
                   [](WlClient& c) {
                     // invalid_grab: "tried to grab after being mapped"
