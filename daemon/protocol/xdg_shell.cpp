@@ -246,8 +246,8 @@ void xdg_surface_set_window_geometry(wl_client*, wl_resource* r, int32_t x, int3
     return;
   }
   if (w <= 0 || h <= 0) {
-    wl_resource_post_error(r, XDG_SURFACE_ERROR_INVALID_SIZE,
-                           "set_window_geometry: size must be positive (got %dx%d)", w, h);
+    s->post_state_error(XDG_SURFACE_ERROR_INVALID_SIZE,
+                        "set_window_geometry: size must be positive (got %dx%d)", w, h);
     return;
   }
   s->set_window_geometry(x, y, w, h);

@@ -299,6 +299,13 @@ INSTANTIATE_TEST_SUITE_P(
                     V6* v = v6_toplevel(c, false);
                     zxdg_surface_v6_ack_configure(v->xdg, v->serial + 1000);
                   }},
+        ErrorCase{"WindowGeometryOfZeroWidth", "zxdg_shell_v6",
+                  ZXDG_SHELL_V6_ERROR_INVALID_SURFACE_STATE,
+                  [](WlClient& c) {
+                    // set_window_geometry: "The width and height must be greater than zero.
+                    // Setting an invalid size will raise an error."
+                    zxdg_surface_v6_set_window_geometry(v6_toplevel(c, false)->xdg, 0, 0, 0, 10);
+                  }},
         ErrorCase{"GrabAfterTheInitialCommit", "zxdg_popup_v6", ZXDG_POPUP_V6_ERROR_INVALID_GRAB,
                   [](WlClient& c) {
                     // invalid_grab: "tried to grab after being mapped"
