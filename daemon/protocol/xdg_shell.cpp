@@ -166,8 +166,8 @@ XdgSurface* xs(wl_resource* r) { return static_cast<XdgSurface*>(wl_resource_get
 void xdg_surface_destroy(wl_client*, wl_resource* r) {
   XdgSurface* s = xs(r);
   if (s->kind() != XdgSurface::Kind::none && (s->toplevel() || s->popup())) {
-    wl_resource_post_error(r, XDG_SURFACE_ERROR_DEFUNCT_ROLE_OBJECT,
-                           "xdg_surface destroyed before its %s", s->name());
+    s->post_state_error(XDG_SURFACE_ERROR_DEFUNCT_ROLE_OBJECT,
+                        "xdg_surface destroyed before its %s", s->name());
     return;
   }
   wl_resource_destroy(r);

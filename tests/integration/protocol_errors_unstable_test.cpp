@@ -306,6 +306,13 @@ INSTANTIATE_TEST_SUITE_P(
                     // Setting an invalid size will raise an error."
                     zxdg_surface_v6_set_window_geometry(v6_toplevel(c, false)->xdg, 0, 0, 0, 10);
                   }},
+        ErrorCase{"XdgSurfaceDestroyedBeforeItsToplevel", "zxdg_shell_v6",
+                  ZXDG_SHELL_V6_ERROR_INVALID_SURFACE_STATE,
+                  [](WlClient& c) {
+                    // destroy: "An xdg_surface must only be destroyed after its role object
+                    // has been destroyed."
+                    zxdg_surface_v6_destroy(v6_toplevel(c, false)->xdg);
+                  }},
         ErrorCase{"GrabAfterTheInitialCommit", "zxdg_popup_v6", ZXDG_POPUP_V6_ERROR_INVALID_GRAB,
                   [](WlClient& c) {
                     // invalid_grab: "tried to grab after being mapped"
