@@ -124,6 +124,18 @@ INSTANTIATE_TEST_SUITE_P(
                     Layer l = layer_surface(c, kNoSetup, true);
                     zwlr_layer_surface_v1_ack_configure(l.layer, l.serial + 1000);
                   }},
+        ErrorCase{"BufferBeforeTheFirstAck", "zwlr_layer_surface_v1",
+                  ZWLR_LAYER_SURFACE_V1_ERROR_INVALID_SURFACE_STATE,
+                  [](WlClient& c) {
+                    // get_layer_surface: "the compositor answers with a configure, which the
+                    // client acks before it attaches a buffer. A buffer committed before
+                    // that ack is an invalid_surface_state error."
+                    Layer l = layer_surface(c, kNoSetup, true);
+                    wl_surface_attach(l.surface,
+                                      c.create_buffer(10, 10, WL_SHM_FORMAT_XRGB8888, 0)->buffer,
+                                      0, 0);
+                    wl_surface_commit(l.surface);
+                  }},
         ErrorCase{"SetLayerOutsideTheEnum", "zwlr_layer_surface_v1",
                   ZWLR_LAYER_SHELL_V1_ERROR_INVALID_LAYER,
                   [](WlClient& c) {
