@@ -18,6 +18,7 @@
 #include "config/runtime.hpp"
 #include "core/seat.hpp"
 #include "core/surface.hpp"
+#include "core/client_objects.hpp"
 #include "protocol/globals.hpp"
 #include "render/egl_context.hpp"
 #include "render/renderer.hpp"
@@ -31,11 +32,13 @@ Server::Server(ServerOptions options) : options_(std::move(options)) {
   wl_signal_init(&on_output_usable_area);
   wl_signal_init(&on_output_removed);
   loop_ = wl_display_get_event_loop(display_);
+  object_limit_ = std::make_unique<ClientObjectLimit>(display_);
 }
 
 Server::~Server() {
   // Clients first (their resources reference our objects), then outputs and the GL state.
   wl_display_destroy_clients(display_);
+  object_limit_.reset();
   outputs_.clear();
   seat_.reset();
   globals_.clear();

@@ -26,6 +26,7 @@ namespace ferry {
 class EglContext;
 class KmsBackend;
 class WaylandHost;
+class ClientObjectLimit;
 class Renderer;
 class Seat;
 class Surface;
@@ -121,10 +122,15 @@ class Server {
     auto it = surface_counts_.find(client);
     return it == surface_counts_.end() ? 0 : it->second;
   }
-  void count_surface(wl_client* client, int delta) {
-    uint32_t& n = surface_counts_[client];
-    n = uint32_t(int64_t(n) + delta);
-    if (n == 0) surface_counts_.erase(client);
+  void count_surface(wl_client* client, int delta) { count(surface_counts_, client, delta); }
+  // Live wl_callbacks of wl_surface.frame of one client (limits.hpp caps it); the
+  // callback's creation and destruction keep it current.
+  uint32_t frame_callback_count(wl_client* client) const {
+    auto it = frame_callback_counts_.find(client);
+    return it == frame_callback_counts_.end() ? 0 : it->second;
+  }
+  void count_frame_callback(wl_client* client, int delta) {
+    count(frame_callback_counts_, client, delta);
   }
 
   // Adds an output at runtime (the headless backend and tests use it).
@@ -153,6 +159,12 @@ class Server {
   bool running_ = false;
   int exit_status_ = 0;
   uint64_t object_ids_ = 0;
+  static void count(std::unordered_map<wl_client*, uint32_t>& counts, wl_client* client,
+                    int delta) {
+    uint32_t& n = counts[client];
+    n = uint32_t(int64_t(n) + delta);
+    if (n == 0) counts.erase(client);
+  }
   bool open_headless_device(std::string* error);
   void close_headless_device();  // undoes a failed open_headless_device
 
@@ -164,6 +176,8 @@ class Server {
   WaylandHost* wayland_host_ = nullptr;  // owned by globals_ (keep())
   SurfaceTransferPath* transfer_path_ = nullptr;
   std::unordered_map<wl_client*, uint32_t> surface_counts_;
+  std::unordered_map<wl_client*, uint32_t> frame_callback_counts_;
+  std::unique_ptr<ClientObjectLimit> object_limit_;  // before the display goes
   std::unique_ptr<EglContext> egl_;
   std::unique_ptr<Renderer> renderer_;
   std::unique_ptr<Seat> seat_;

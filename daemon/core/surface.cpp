@@ -1,5 +1,7 @@
 #include "core/surface.hpp"
 
+#include "core/limits.hpp"
+
 #include <wayland-server-protocol.h>
 
 #include <algorithm>
@@ -7,6 +9,7 @@
 
 #include "core/commit_gate.hpp"
 #include "core/dmabuf_buffer.hpp"
+#include "core/limits.hpp"
 #include "core/output.hpp"
 #include "core/scene.hpp"
 #include "core/server.hpp"
@@ -103,7 +106,10 @@ CommitGate& Surface::gate() {
   return *gate_;
 }
 
-void Surface::commit() { gate().commit(pending_); }
+void Surface::commit() {
+  pending_.frame_requests = 0;
+  gate().commit(pending_);
+}
 
 void Surface::commit_state(SurfaceState& p) {
   if (role_ && !role_->pre_commit(*this)) return;
@@ -123,8 +129,8 @@ void Surface::commit_state(SurfaceState& p) {
       c.dx += p.dx;
       c.dy += p.dy;
     }
-    c.surface_damage.add(p.surface_damage);
-    c.buffer_damage.add(p.buffer_damage);
+    c.surface_damage.add_bounded(p.surface_damage, limits::kMaxDamageRects);
+    c.buffer_damage.add_bounded(p.buffer_damage, limits::kMaxDamageRects);
     if (p.committed & SurfaceState::kOpaque) c.opaque = p.opaque;
     if (p.committed & SurfaceState::kInput) c.input = p.input;
     if (p.committed & SurfaceState::kScale) c.scale = p.scale;

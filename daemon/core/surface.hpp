@@ -69,6 +69,7 @@ struct SurfaceState {
   Transform transform = Transform::normal;
   ViewportState viewport;
   ResourceList frame_callbacks;
+  uint32_t frame_requests = 0;  // wl_surface.frame requests since the last commit
   ResourceList feedbacks;  // wp_presentation_feedback
 };
 

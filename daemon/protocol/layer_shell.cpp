@@ -334,8 +334,9 @@ bool LayerSurface::pre_commit(Surface& s) {
   if (will_have_buffer && !configured_) {
     Server& server = s.server();
     if (!server.accept_unconfigured_buffer || !server.accept_unconfigured_buffer(s.client())) {
-      // The protocol names no code; wlroots and smithay post this one, on this object.
-      wl_resource_post_error(resource_, ZWLR_LAYER_SHELL_V1_ERROR_ALREADY_CONSTRUCTED,
+      // This object's own code (wlroots posts the shell's already_constructed here, 2, which
+      // on this interface reads as invalid_anchor).
+      wl_resource_post_error(resource_, ZWLR_LAYER_SURFACE_V1_ERROR_INVALID_SURFACE_STATE,
                              "buffer committed before the first ack_configure");
       return false;
     }

@@ -24,11 +24,26 @@ struct RegionObject {
 };
 
 void region_destroy(wl_client*, wl_resource* r) { wl_resource_destroy(r); }
-void region_add(wl_client*, wl_resource* r, int32_t x, int32_t y, int32_t w, int32_t h) {
-  static_cast<RegionObject*>(wl_resource_get_user_data(r))->region.add(Rect{x, y, w, h});
+
+// A region's rectangles are bounded (limits.hpp): each add or subtract costs time linear
+// in them, and checkerboards of 1x1 rectangles would make that grow without end.
+void check_region_rects(wl_client* client, wl_resource* r, const Region& region,
+                        const char* request) {
+  if (region.rect_count() > limits::kMaxRegionRects)
+    limits::post_limit_error(client, "wl_region@%u.%s: more than %d rectangles",
+                             wl_resource_get_id(r), request, limits::kMaxRegionRects);
 }
-void region_subtract(wl_client*, wl_resource* r, int32_t x, int32_t y, int32_t w, int32_t h) {
-  static_cast<RegionObject*>(wl_resource_get_user_data(r))->region.subtract(Rect{x, y, w, h});
+void region_add(wl_client* client, wl_resource* r, int32_t x, int32_t y, int32_t w,
+                int32_t h) {
+  Region& region = static_cast<RegionObject*>(wl_resource_get_user_data(r))->region;
+  region.add(Rect{x, y, w, h});
+  check_region_rects(client, r, region, "add");
+}
+void region_subtract(wl_client* client, wl_resource* r, int32_t x, int32_t y, int32_t w,
+                     int32_t h) {
+  Region& region = static_cast<RegionObject*>(wl_resource_get_user_data(r))->region;
+  region.subtract(Rect{x, y, w, h});
+  check_region_rects(client, r, region, "subtract");
 }
 const struct wl_region_interface kRegionImpl = {region_destroy, region_add, region_subtract};
 
@@ -60,27 +75,48 @@ void surface_attach(wl_client*, wl_resource* r, wl_resource* buffer, int32_t x, 
 void surface_damage(wl_client*, wl_resource* r, int32_t x, int32_t y, int32_t w, int32_t h) {
   auto& p = surf(r)->pending();
   p.committed |= SurfaceState::kDamage;
-  p.surface_damage.add(Rect{x, y, w, h});
+  p.surface_damage.add_bounded(Rect{x, y, w, h}, limits::kMaxDamageRects);
 }
 
 void surface_damage_buffer(wl_client*, wl_resource* r, int32_t x, int32_t y, int32_t w,
                            int32_t h) {
   auto& p = surf(r)->pending();
   p.committed |= SurfaceState::kDamage;
-  p.buffer_damage.add(Rect{x, y, w, h});
+  p.buffer_damage.add_bounded(Rect{x, y, w, h}, limits::kMaxDamageRects);
 }
 
-void callback_resource_destroy(wl_resource* r) { ResourceList::unlink(r); }
+void callback_resource_destroy(wl_resource* r) {
+  ResourceList::unlink(r);
+  static_cast<Server*>(wl_resource_get_user_data(r))
+      ->count_frame_callback(wl_resource_get_client(r), -1);
+}
 
 void surface_frame(wl_client* client, wl_resource* r, uint32_t id) {
+  Surface* s = surf(r);
+  Server& server = s->server();
+  // Checked before the wl_callback exists: ferryd makes no object past a limit.
+  if (s->pending().frame_requests >= limits::kMaxPendingFrameCallbacksPerSurface) {
+    limits::post_limit_error(client, "wl_surface@%u.frame: more than %u frame callbacks "
+                             "pending on one surface", wl_resource_get_id(r),
+                             limits::kMaxPendingFrameCallbacksPerSurface);
+    return;
+  }
+  if (server.frame_callback_count(client) >= limits::kMaxFrameCallbacksPerClient) {
+    limits::post_limit_error(client, "wl_surface@%u.frame: more than %u frame callbacks "
+                             "alive per client", wl_resource_get_id(r),
+                             limits::kMaxFrameCallbacksPerClient);
+    return;
+  }
   wl_resource* cb = wl_resource_create(client, &wl_callback_interface, 1, id);
   if (!cb) {
     wl_client_post_no_memory(client);
     return;
   }
-  wl_resource_set_implementation(cb, nullptr, nullptr, callback_resource_destroy);
+  wl_resource_set_implementation(cb, nullptr, &server, callback_resource_destroy);
   ResourceList::init(cb);
-  surf(r)->pending().frame_callbacks.add(cb);
+  server.count_frame_callback(client, 1);
+  s->pending().frame_requests++;
+  s->pending().frame_callbacks.add(cb);
 }
 
 void surface_set_opaque_region(wl_client*, wl_resource* r, wl_resource* region) {
@@ -149,9 +185,8 @@ void surface_offset(wl_client*, wl_resource* r, int32_t x, int32_t y) {
 void compositor_create_surface(wl_client* client, wl_resource* r, uint32_t id) {
   auto* server = static_cast<Server*>(wl_resource_get_user_data(r));
   if (server->surface_count(client) >= limits::kMaxSurfacesPerClient) {
-    wl_client_post_implementation_error(
-        client, "wl_compositor.create_surface: more than %u wl_surfaces (ferryd's limit)",
-        limits::kMaxSurfacesPerClient);
+    limits::post_limit_error(client, "wl_compositor.create_surface: more than %u wl_surfaces",
+                             limits::kMaxSurfacesPerClient);
     return;
   }
   new Surface(*server, client, uint32_t(wl_resource_get_version(r)), id);
@@ -265,9 +300,9 @@ void subcompositor_get_subsurface(wl_client* client, wl_resource* r, uint32_t id
   int depth = depth_of(*parent, max) + 1;
   if (depth <= max) depth += height_of(*surface, max - depth);
   if (depth > max) {
-    wl_client_post_implementation_error(
-        client, "wl_subcompositor.get_subsurface: subsurfaces nested deeper than %d levels "
-        "(ferryd's limit)", max);
+    limits::post_limit_error(
+        client, "wl_subcompositor.get_subsurface: subsurfaces nested deeper than %d levels",
+        max);
     return;
   }
   if (surface == parent || is_ancestor(*surface, *parent)) {

@@ -3,6 +3,8 @@
 #include "protocol/xdg_shell.hpp"
 
 #include <algorithm>
+#include <cstdarg>
+#include <cstdio>
 
 #include "core/output.hpp"
 #include "core/server.hpp"
@@ -164,8 +166,8 @@ XdgSurface* xs(wl_resource* r) { return static_cast<XdgSurface*>(wl_resource_get
 void xdg_surface_destroy(wl_client*, wl_resource* r) {
   XdgSurface* s = xs(r);
   if (s->kind() != XdgSurface::Kind::none && (s->toplevel() || s->popup())) {
-    wl_resource_post_error(r, XDG_SURFACE_ERROR_DEFUNCT_ROLE_OBJECT,
-                           "xdg_surface destroyed before its %s", s->name());
+    s->post_state_error(XDG_SURFACE_ERROR_DEFUNCT_ROLE_OBJECT,
+                        "xdg_surface destroyed before its %s", s->name());
     return;
   }
   wl_resource_destroy(r);
@@ -244,8 +246,8 @@ void xdg_surface_set_window_geometry(wl_client*, wl_resource* r, int32_t x, int3
     return;
   }
   if (w <= 0 || h <= 0) {
-    wl_resource_post_error(r, XDG_SURFACE_ERROR_INVALID_SIZE,
-                           "set_window_geometry: size must be positive (got %dx%d)", w, h);
+    s->post_state_error(XDG_SURFACE_ERROR_INVALID_SIZE,
+                        "set_window_geometry: size must be positive (got %dx%d)", w, h);
     return;
   }
   s->set_window_geometry(x, y, w, h);
@@ -544,13 +546,25 @@ void XdgSurface::set_window_geometry(int32_t x, int32_t y, int32_t w, int32_t h)
   pending_geometry_ = Rect{x, y, w, h};
 }
 
+void XdgSurface::post_state_error(uint32_t stable_code, const char* format, ...) {
+  char message[256];
+  va_list args;
+  va_start(args, format);
+  std::vsnprintf(message, sizeof message, format, args);
+  va_end(args);
+  if (wire_ == XdgWire::v6 && wm_)
+    wl_resource_post_error(wm_->resource(), ZXDG_SHELL_V6_ERROR_INVALID_SURFACE_STATE,
+                           "zxdg_surface_v6@%u: %s", wl_resource_get_id(resource_), message);
+  else
+    wl_resource_post_error(resource_, stable_code, "%s", message);
+}
+
 void XdgSurface::ack_configure(uint32_t serial) {
   auto it = std::find_if(configures_.begin(), configures_.end(),
                          [serial](const XdgConfigure& c) { return c.serial == serial; });
   if (it == configures_.end()) {
-    wl_resource_post_error(resource_, XDG_SURFACE_ERROR_INVALID_SERIAL,
-                           "ack_configure: serial %u was not sent or was already superseded",
-                           serial);
+    post_state_error(XDG_SURFACE_ERROR_INVALID_SERIAL,
+                     "ack_configure: serial %u was not sent or was already superseded", serial);
     return;
   }
   acked_ = *it;

@@ -168,6 +168,12 @@ class XdgSurface final : public SurfaceRole, public PopupParent {
   // Null once the xdg_wm_base is gone (client teardown).
   XdgWmBase* wm_base() const { return wm_; }
   void forget_wm_base() { wm_ = nullptr; }
+  // Posts xdg_surface's 'stable_code' (invalid_serial, invalid_size, defunct_role_object)
+  // on this object. zxdg_surface_v6 defines none of those codes: on that wire the error is
+  // zxdg_shell_v6.invalid_surface_state ("the client provided an invalid surface state"),
+  // posted on the shell.
+  void post_state_error(uint32_t stable_code, const char* format, ...)
+      __attribute__((format(printf, 3, 4)));
   Kind kind() const { return kind_; }
   XdgToplevel* toplevel() const { return toplevel_; }
   XdgPopup* popup() const override { return popup_; }

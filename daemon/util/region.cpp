@@ -85,6 +85,14 @@ void Region::add(const Rect& r) {
   if (!r.empty()) pixman_region32_union_rect(&r_, &r_, r.x, r.y, uint32_t(r.width), uint32_t(r.height));
 }
 void Region::add(const Region& o) { pixman_region32_union(&r_, &r_, &o.r_); }
+void Region::add_bounded(const Rect& r, int max_rects) {
+  add(r);
+  if (rect_count() > max_rects) *this = Region(extents());
+}
+void Region::add_bounded(const Region& o, int max_rects) {
+  add(o);
+  if (rect_count() > max_rects) *this = Region(extents());
+}
 void Region::subtract(const Rect& r) { subtract(Region(r)); }
 void Region::subtract(const Region& o) { pixman_region32_subtract(&r_, &r_, &o.r_); }
 void Region::intersect(const Rect& r) {
@@ -118,6 +126,8 @@ Rect Region::extents() const {
   const pixman_box32_t* b = pixman_region32_extents(&r_);
   return {b->x1, b->y1, b->x2 - b->x1, b->y2 - b->y1};
 }
+
+int Region::rect_count() const { return pixman_region32_n_rects(&r_); }
 
 std::vector<Rect> Region::rects() const {
   int n = 0;

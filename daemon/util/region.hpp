@@ -58,6 +58,10 @@ class Region {
   bool empty() const;
   void add(const Rect& r);
   void add(const Region& o);
+  // Adds; past 'max_rects' rectangles the region becomes its bounding box (for damage,
+  // which may cover more than changed: the cost of later unions stays bounded).
+  void add_bounded(const Rect& r, int max_rects);
+  void add_bounded(const Region& o, int max_rects);
   void subtract(const Rect& r);
   void subtract(const Region& o);
   void intersect(const Rect& r);
@@ -68,6 +72,8 @@ class Region {
   Region transformed(Transform t, int32_t width, int32_t height) const;
   bool contains(int32_t x, int32_t y) const;
   Rect extents() const;
+  // Rectangles pixman stores (bands of y, disjoint): what an add or subtract costs.
+  int rect_count() const;
   std::vector<Rect> rects() const;
   int64_t area() const;
   bool operator==(const Region& o) const;

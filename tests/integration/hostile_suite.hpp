@@ -77,6 +77,34 @@ class HostileSuite : public ::testing::Test {
   inline static FrameCounter* good_ = nullptr;
 };
 
+// One misbehaving request sequence per error: a fresh client runs 'misbehave' and must get
+// exactly 'interface' and 'code'. TEST_P in protocol_errors_test.cpp; each protocol's cases
+// are an INSTANTIATE_TEST_SUITE_P of ProtocolError (in any of the suite's files).
+struct ErrorCase {
+  const char* name;       // the test's name
+  const char* interface;  // the error's interface ("": libwayland-client cannot name it)
+  uint32_t code;
+  std::function<void(WlClient&)> misbehave;
+};
+
+inline void PrintTo(const ErrorCase& ec, std::ostream* os) { *os << ec.name; }
+
+class ProtocolError : public HostileSuite, public ::testing::WithParamInterface<ErrorCase> {};
+
+inline std::string case_name(const ::testing::TestParamInfo<ErrorCase>& i) { return i.param.name; }
+
+// The connection ends with wl_display.error on 'object' with 'code', its message containing
+// 'message' (which check refused the request).
+inline void expect_wire_error(RawWire& w, uint32_t object, uint32_t code, const char* message) {
+  RawWire::End end = w.wait_for_end(30000);
+  std::printf("wl_display.error object %u code %u \"%s\"\n", end.object, end.code,
+              end.message.c_str());
+  ASSERT_TRUE(end.error) << (end.closed ? "closed without a protocol error" : "no error in 30 s");
+  EXPECT_EQ(end.object, object) << end.message;
+  EXPECT_EQ(end.code, code) << end.message;
+  EXPECT_NE(end.message.find(message), std::string::npos) << end.message;
+}
+
 // ---- helpers: the legal steps cases are built from ----
 
 inline wl_surface* surface(WlClient& c) { return wl_compositor_create_surface(c.compositor); }
@@ -88,6 +116,14 @@ inline Toplevel mapped_toplevel(WlClient& c, int32_t w = 64, int32_t h = 48) {
                     0, 0);
   wl_surface_commit(top.surface);
   return top;
+}
+
+// A surface with an 8x8 buffer attached (and, with 'commit', committed): no role may take it.
+inline wl_surface* surface_with_a_buffer(WlClient& c, bool commit) {
+  wl_surface* s = surface(c);
+  wl_surface_attach(s, c.create_buffer(8, 8, WL_SHM_FORMAT_XRGB8888, 0)->buffer, 0, 0);
+  if (commit) wl_surface_commit(s);
+  return s;
 }
 
 inline xdg_positioner* positioner(WlClient& c, int32_t w = 20, int32_t h = 10) {

@@ -542,7 +542,7 @@ TEST_F(LayerShellTest, BufferBeforeTheFirstAckIsAnError) {
   ShmBuffer* b = c_->create_buffer(10, 10, WL_SHM_FORMAT_XRGB8888, kRed);
   wl_surface_attach(l->surface, b->buffer, 0, 0);  // configured, never acked
   wl_surface_commit(l->surface);
-  expect_error("zwlr_layer_surface_v1", ZWLR_LAYER_SHELL_V1_ERROR_ALREADY_CONSTRUCTED);
+  expect_error("zwlr_layer_surface_v1", ZWLR_LAYER_SURFACE_V1_ERROR_INVALID_SURFACE_STATE);
 }
 
 TEST_F(LayerShellTest, AckOfAnUnsentSerialIsInvalidSurfaceState) {

@@ -11,7 +11,6 @@
 #include <functional>
 #include <thread>
 
-#include "core/limits.hpp"
 #include "frame_counter.hpp"
 #include "harness.hpp"
 #include "wl_client.hpp"
@@ -85,31 +84,6 @@ std::vector<MisuseCase> cases() {
          map_popup(c, parent.xdg, 20, 10, 0xff0000ffu);
        },
        "xdg_wm_base", XDG_WM_BASE_ERROR_INVALID_POPUP_PARENT},
-      {"subsurfaces nested one level deeper than ferryd's limit, built top-down",
-       [](WlClient& c) {
-         wl_surface* parent = surface(c);
-         for (int i = 0; i <= limits::kMaxSubsurfaceDepth; ++i) {
-           wl_surface* child = surface(c);
-           wl_subcompositor_get_subsurface(c.subcompositor, child, parent);
-           parent = child;
-         }
-       },
-       "wl_display", WL_DISPLAY_ERROR_IMPLEMENTATION},
-      {"subsurfaces nested one level deeper than ferryd's limit, built bottom-up",
-       [](WlClient& c) {
-         wl_surface* child = surface(c);
-         for (int i = 0; i <= limits::kMaxSubsurfaceDepth; ++i) {
-           wl_surface* parent = surface(c);
-           wl_subcompositor_get_subsurface(c.subcompositor, child, parent);
-           child = parent;
-         }
-       },
-       "wl_display", WL_DISPLAY_ERROR_IMPLEMENTATION},
-      {"one wl_surface more than ferryd's limit per client",
-       [](WlClient& c) {
-         for (uint32_t i = 0; i <= limits::kMaxSurfacesPerClient; ++i) surface(c);
-       },
-       "wl_display", WL_DISPLAY_ERROR_IMPLEMENTATION},
       {"get_toplevel twice on one xdg_surface",
        [](WlClient& c) {
          Toplevel t = c.create_toplevel(true);

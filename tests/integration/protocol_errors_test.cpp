@@ -14,18 +14,7 @@
 namespace ferry::itest {
 namespace {
 
-// ---- one misbehaving request sequence per error ----
-
-struct ErrorCase {
-  const char* name;       // the test's name
-  const char* interface;  // the error's interface ("": libwayland-client cannot name it)
-  uint32_t code;
-  std::function<void(WlClient&)> misbehave;
-};
-
-void PrintTo(const ErrorCase& ec, std::ostream* os) { *os << ec.name; }
-
-class ProtocolError : public HostileSuite, public ::testing::WithParamInterface<ErrorCase> {};
+// ---- one misbehaving request sequence per error (ErrorCase, hostile_suite.hpp) ----
 
 TEST_P(ProtocolError, ExactErrorAndOthersKeepTheirFrames) {
   const ErrorCase& ec = GetParam();
@@ -36,8 +25,6 @@ TEST_P(ProtocolError, ExactErrorAndOthersKeepTheirFrames) {
   c.reset();
   expect_others_served();
 }
-
-std::string case_name(const ::testing::TestParamInfo<ErrorCase>& i) { return i.param.name; }
 
 // wl_surface (wayland.xml, v5).
 INSTANTIATE_TEST_SUITE_P(
@@ -357,11 +344,7 @@ INSTANTIATE_TEST_SUITE_P(
                   [](WlClient& c) {
                     // "Creating an xdg_surface from a wl_surface which has a buffer attached
                     // or committed is a client error"
-                    wl_surface* s = surface(c);
-                    wl_surface_attach(s, c.create_buffer(8, 8, WL_SHM_FORMAT_XRGB8888, 0)->buffer,
-                                      0, 0);
-                    wl_surface_commit(s);
-                    xdg_wm_base_get_xdg_surface(c.wm_base, s);
+                    xdg_wm_base_get_xdg_surface(c.wm_base, surface_with_a_buffer(c, true));
                   }},
         ErrorCase{"WindowGeometryOfZeroWidth", "xdg_surface", XDG_SURFACE_ERROR_INVALID_SIZE,
                   [](WlClient& c) {
@@ -571,13 +554,7 @@ TEST_P(WireError, ExactErrorAndOthersKeepTheirFrames) {
   RawWire w(ferryd_->socket_path());
   ASSERT_TRUE(w.ok());
   ASSERT_TRUE(wc.misbehave(w));
-  RawWire::End end = w.wait_for_end(30000);
-  std::printf("%s: wl_display.error object %u code %u \"%s\"\n", wc.name, end.object, end.code,
-              end.message.c_str());
-  ASSERT_TRUE(end.error) << (end.closed ? "closed without a protocol error" : "no error in 30 s");
-  EXPECT_EQ(end.object, wc.object) << end.message;
-  EXPECT_EQ(end.code, wc.code) << end.message;
-  EXPECT_NE(end.message.find(wc.message), std::string::npos) << end.message;
+  expect_wire_error(w, wc.object, wc.code, wc.message);
   expect_others_served();
 }
 

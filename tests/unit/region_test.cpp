@@ -37,6 +37,24 @@ TEST(Region, EdgesAndIntersectionsSaturateAtTheInt32Limits) {
   EXPECT_EQ(far.intersect(Rect{INT32_MAX - 20, 0, 15, 5}), (Rect{INT32_MAX - 10, 0, 5, 5}));
 }
 
+// Damage (limits::kMaxDamageRects): exact up to the bound, its bounding box past it.
+TEST(Region, AddBoundedKeepsRectanglesUpToTheBoundThenTheBoundingBox) {
+  Region r;
+  for (int i = 0; i < 4; ++i) r.add_bounded(Rect{2 * i, 0, 1, 1}, 4);
+  EXPECT_EQ(r.rect_count(), 4);
+  EXPECT_EQ(r.area(), 4);
+  r.add_bounded(Rect{8, 3, 1, 1}, 4);
+  EXPECT_EQ(r.rect_count(), 1);
+  EXPECT_EQ(r.extents(), (Rect{0, 0, 9, 4}));
+  Region dots;
+  for (int i = 0; i < 3; ++i) dots.add(Rect{2 * i, 10, 1, 1});
+  Region small(Rect{0, 0, 1, 1});
+  small.add_bounded(dots, 4);
+  EXPECT_EQ(small.rect_count(), 4);
+  small.add_bounded(Rect{20, 20, 1, 1}, 4);
+  EXPECT_EQ(small, Region(Rect{0, 0, 21, 21}));
+}
+
 TEST(Transform, RectRotations) {
   // 4x2 area, 1x1 rect at the top-left corner.
   Rect r{0, 0, 1, 1};

@@ -1,6 +1,7 @@
 // ferry-bench: benchmarks of ferry's subsystems. Usage:
 //   ferry-bench transfer [--size WxH] [--frames N] [--json] [--cache DIR] [--filter F]
 //   ferry-bench offload [--size WxH] [--frames N] [--json]
+//   ferry-bench regions
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -8,6 +9,7 @@
 #include <string>
 
 #include "bench_offload.hpp"
+#include "bench_regions.hpp"
 #include "bench_transfer.hpp"
 
 namespace {
@@ -27,7 +29,9 @@ void usage(FILE* out) {
                "  --filter F   4:2:0 chroma downsampling: box, bilinear or wide (default wide)\n"
                "usage: ferry-bench offload [--size WxH] [--frames N] [--json]\n"
                "  the display side of an offloaded full-frame surface per mode (fused and\n"
-               "  unpacked YUV) against a local RGBA surface, side by side (default 1920x1080, 5)\n");
+               "  unpacked YUV) against a local RGBA surface, side by side (default 1920x1080, 5)\n"
+               "usage: ferry-bench regions\n"
+               "  one wl_region request's cost at and past ferryd's rectangle limit\n");
 }
 
 }  // namespace
@@ -64,6 +68,7 @@ int run_offload(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   if (argc >= 2 && std::strcmp(argv[1], "offload") == 0) return run_offload(argc, argv);
+  if (argc == 2 && std::strcmp(argv[1], "regions") == 0) return ferry::bench::run_regions_bench();
   if (argc < 2 || std::strcmp(argv[1], "transfer") != 0) {
     usage(argc >= 2 && (!std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) ? stdout : stderr);
     return argc >= 2 && (!std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) ? 0 : 2;

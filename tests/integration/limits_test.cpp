@@ -1,0 +1,181 @@
+// ferryd's limits (core/limits.hpp, docs/reliability.md "Limits"), part of the hostile-client
+// suite: a client builds a structure exactly up to a limit, which must still be served
+// (a roundtrip is answered), then one step more, which must end that client alone with
+// wl_display.error no_memory naming the limit; the suite's well-behaved client must then
+// still get frames. Written on the wire by hand (RawWire): tens of thousands of requests
+// without libwayland-client's bookkeeping.
+
+#include "core/limits.hpp"
+#include "hostile_suite.hpp"
+
+namespace ferry::itest {
+namespace {
+
+struct LimitCase {
+  const char* name;
+  const char* message;  // part of the error's message: which limit
+  // Builds up to the limit (true: sent); the roundtrip after it must be answered.
+  std::function<bool(RawWire&)> up_to_limit;
+  // One step past it.
+  std::function<bool(RawWire&)> one_more;
+};
+
+void PrintTo(const LimitCase& lc, std::ostream* os) { *os << lc.name; }
+
+class LimitError : public HostileSuite, public ::testing::WithParamInterface<LimitCase> {};
+
+TEST_P(LimitError, ServedUpToTheLimitThenNoMemoryForThatClientAlone) {
+  const LimitCase& lc = GetParam();
+  RawWire w(ferryd_->socket_path());
+  ASSERT_TRUE(w.ok());
+  ASSERT_TRUE(lc.up_to_limit(w));
+  ASSERT_TRUE(w.roundtrip(60000)) << "the client was refused at the limit, not past it";
+  ASSERT_TRUE(lc.one_more(w));
+  expect_wire_error(w, 1, WL_DISPLAY_ERROR_NO_MEMORY, lc.message);
+  expect_others_served();
+}
+
+// Opcodes of the requests these cases send.
+constexpr uint16_t kCreateRegion = 1, kRegionAdd = 1, kRegionSubtract = 2, kSurfaceFrame = 3,
+                   kGetSubsurface = 1;
+
+uint32_t create(RawWire& w, uint32_t compositor, uint16_t opcode) {
+  uint32_t id = w.new_id();
+  return w.request(compositor, opcode, {id}) ? id : 0;
+}
+
+// 'n' wl_surface.frame requests on 's'.
+bool frames(RawWire& w, uint32_t s, uint32_t n) {
+  for (uint32_t i = 0; i < n; ++i)
+    if (!w.request(s, kSurfaceFrame, {w.new_id()})) return false;
+  return true;
+}
+
+// A region of 'n' 1x1 rectangles in one row, two pixels apart: n rectangles for pixman.
+bool dotted_row(RawWire& w, uint32_t region, int n, int from = 0) {
+  for (int i = from; i < from + n; ++i)
+    if (!w.request(region, kRegionAdd, {uint32_t(2 * i), 0, 1, 1})) return false;
+  return true;
+}
+
+// State the cases keep between their two steps (one case runs at a time).
+uint32_t compositor, subcompositor, object;
+
+bool bind_both(RawWire& w) {
+  compositor = w.bind("wl_compositor", 5);
+  subcompositor = w.bind("wl_subcompositor", 1);
+  return compositor && subcompositor;
+}
+
+// wl_subcompositor.get_subsurface(new id, surface, parent).
+bool nest(RawWire& w, uint32_t surface, uint32_t parent) {
+  return w.request(subcompositor, kGetSubsurface, {w.new_id(), surface, parent});
+}
+
+// One nesting more: 'down', a new surface under 'object' (which becomes the deepest);
+// else a new surface above it (the new root).
+bool one_more_level(RawWire& w, bool down) {
+  uint32_t s = create(w, compositor, kCreateSurface);
+  if (!s || !(down ? nest(w, s, object) : nest(w, object, s))) return false;
+  object = s;
+  return true;
+}
+
+// A chain at the depth limit, built top-down or bottom-up (one_more_level).
+bool chain(RawWire& w, bool down) {
+  if (!bind_both(w)) return false;
+  object = create(w, compositor, kCreateSurface);
+  for (int i = 0; i < limits::kMaxSubsurfaceDepth; ++i)
+    if (!one_more_level(w, down)) return false;
+  return object != 0;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Limits, LimitError,
+    ::testing::Values(
+        LimitCase{"SubsurfacesNestedTopDown", "subsurfaces nested deeper than",
+                  [](RawWire& w) { return chain(w, true); },
+                  [](RawWire& w) { return one_more_level(w, true); }},
+        LimitCase{"SubsurfacesNestedBottomUp", "subsurfaces nested deeper than",
+                  [](RawWire& w) { return chain(w, false); },
+                  [](RawWire& w) { return one_more_level(w, false); }},
+        LimitCase{"SurfacesPerClient", "more than 4096 wl_surfaces",
+                  [](RawWire& w) {
+                    compositor = w.bind("wl_compositor", 5);
+                    for (uint32_t i = 0; compositor && i < limits::kMaxSurfacesPerClient; ++i)
+                      if (!create(w, compositor, kCreateSurface)) return false;
+                    return compositor != 0;
+                  },
+                  [](RawWire& w) { return create(w, compositor, kCreateSurface) != 0; }},
+        LimitCase{"FrameCallbacksPendingOnOneSurface", "frame callbacks pending on one surface",
+                  [](RawWire& w) {
+                    compositor = w.bind("wl_compositor", 5);
+                    object = compositor ? create(w, compositor, kCreateSurface) : 0;
+                    return object &&
+                           frames(w, object, limits::kMaxPendingFrameCallbacksPerSurface);
+                  },
+                  [](RawWire& w) { return frames(w, object, 1); }},
+        LimitCase{"FrameCallbacksAlivePerClient", "frame callbacks alive per client",
+                  [](RawWire& w) {
+                    // Spread over surfaces, each below its own limit.
+                    compositor = w.bind("wl_compositor", 5);
+                    if (!compositor) return false;
+                    const uint32_t per = limits::kMaxPendingFrameCallbacksPerSurface;
+                    static_assert(limits::kMaxFrameCallbacksPerClient %
+                                      limits::kMaxPendingFrameCallbacksPerSurface == 0);
+                    for (uint32_t n = 0; n < limits::kMaxFrameCallbacksPerClient; n += per) {
+                      uint32_t s = create(w, compositor, kCreateSurface);
+                      if (!s || !frames(w, s, per)) return false;
+                    }
+                    return true;
+                  },
+                  [](RawWire& w) {
+                    uint32_t s = create(w, compositor, kCreateSurface);
+                    return s && frames(w, s, 1);
+                  }},
+        LimitCase{"RectanglesInOneRegionByAdd", "rectangles",
+                  [](RawWire& w) {
+                    compositor = w.bind("wl_compositor", 5);
+                    object = compositor ? create(w, compositor, kCreateRegion) : 0;
+                    return object && dotted_row(w, object, limits::kMaxRegionRects);
+                  },
+                  [](RawWire& w) {
+                    return dotted_row(w, object, 1, limits::kMaxRegionRects);
+                  }},
+        LimitCase{"RectanglesInOneRegionBySubtract", ".subtract: more than",
+                  [](RawWire& w) {
+                    // A 2-row bar (one rectangle); each 1x1 hole in its first row splits
+                    // that row once more: the row above has holes + 1 rectangles, the
+                    // row below one.
+                    compositor = w.bind("wl_compositor", 5);
+                    object = compositor ? create(w, compositor, kCreateRegion) : 0;
+                    if (!object ||
+                        !w.request(object, kRegionAdd, {0, 0, 4 * limits::kMaxRegionRects, 2}))
+                      return false;
+                    for (int i = 0; i < limits::kMaxRegionRects - 2; ++i)
+                      if (!w.request(object, kRegionSubtract, {uint32_t(2 * i + 1), 0, 1, 1}))
+                        return false;
+                    return true;
+                  },
+                  [](RawWire& w) {
+                    return w.request(object, kRegionSubtract,
+                                     {uint32_t(2 * limits::kMaxRegionRects - 3), 0, 1, 1});
+                  }},
+        LimitCase{"ObjectsPerClient", "objects",
+                  [](RawWire& w) {
+                    // Live: the registry, the compositor and the regions; the roundtrip's
+                    // wl_callback is one more while it lasts.
+                    compositor = w.bind("wl_compositor", 5);
+                    if (!compositor) return false;
+                    for (uint32_t n = 2; n + 1 < limits::kMaxObjectsPerClient; ++n)
+                      if (!create(w, compositor, kCreateRegion)) return false;
+                    return true;
+                  },
+                  [](RawWire& w) {
+                    return create(w, compositor, kCreateRegion) &&
+                           create(w, compositor, kCreateRegion);
+                  }}),
+    [](const ::testing::TestParamInfo<LimitCase>& i) { return std::string(i.param.name); });
+
+}  // namespace
+}  // namespace ferry::itest
