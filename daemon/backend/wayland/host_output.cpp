@@ -501,6 +501,10 @@ void HostOutput::surface_configure(uint32_t serial) {
 
 void HostOutput::close_requested() { host_.window_closed(*this); }
 
+bool HostOutput::show_cursor(const DrawItem* cursor, int32_t, int32_t, uint64_t image_serial) {
+  return host_.show_cursor(*this, cursor, image_serial);
+}
+
 void HostOutput::to_layout(double sx, double sy, double* lx, double* ly) const {
   Rect box = output_.layout_box();
   // The window is the framebuffer at buffer scale 'scale': fb / scale surface units.

@@ -49,11 +49,11 @@ class HostOutput final : public OutputBackend {
     return front_dmabuf_ ? &front_dmabuf_->target() : shown_ ? &target_ : nullptr;
   }
   uint32_t presentation_flags() const override { return flags_; }
-  // The host draws its own pointer over our window: ferry's cursor is not composed into
-  // the frames it gets (captures with overlay_cursor still compose it).
-  bool show_cursor(const DrawItem* cursor, int32_t, int32_t, uint64_t) override {
-    return cursor != nullptr;
-  }
+  // The host's pointer shows ferry's pointer image (host_cursor.hpp): it is not composed
+  // into the frames the host gets (captures with overlay_cursor still compose it). The
+  // window's buffer scale applies to it too.
+  bool show_cursor(const DrawItem* cursor, int32_t, int32_t, uint64_t image_serial) override;
+  bool cursor_plane_scales() const override { return true; }
 
   // Pass-through: a full-screen client dmabuf goes to the host as it is (host_dmabuf.hpp).
   bool try_direct_scanout(Surface& surface, bool covers_output) override;
