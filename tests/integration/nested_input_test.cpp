@@ -20,7 +20,9 @@
 #include <mutex>
 #include <thread>
 
+#include "core/cursor.hpp"
 #include "core/cursor_theme.hpp"
+#include "core/surface.hpp"
 #include "core/seat.hpp"
 #include "core/server.hpp"
 #include "frame_counter.hpp"
@@ -252,7 +254,7 @@ class NestedInput : public ::testing::Test {
     ASSERT_TRUE(host.start(&err)) << err;
     std::vector<std::string> env = nested_env;
     env.push_back("WAYLAND_DISPLAY=" + host.socket_path());
-    ASSERT_TRUE(nested.start({"--backend", "wayland", "--output", "640x480"}, env));
+    ASSERT_TRUE(nested.start({"--backend", "wayland", "--output", nested_output}, env));
     c = WlClient::connect(nested.socket_path(), &err);
     ASSERT_TRUE(c) << err;
     reg = wl_display_get_registry(c->display());
@@ -283,6 +285,7 @@ class NestedInput : public ::testing::Test {
 
   HostThread host;
   std::vector<std::string> nested_env;  // set before SetUp
+  std::string nested_output = "640x480";
   Ferryd nested;
   std::unique_ptr<WlClient> c;
   Recorder rec;
@@ -669,6 +672,49 @@ TEST_F(NestedCursor, ClientCursorGoesToTheHostPointerAndHidingItHidesIt) {
       << ") is not at the host's pointer\n" << nested.log();
   EXPECT_NE(nested.log().find("the pointer's image goes to the host's pointer"), std::string::npos)
       << nested.log();
+  wl_surface_destroy(cursor);
+}
+
+// On a nested output of scale 2 the host's cursor surface has buffer scale 2: the image
+// drawn at twice the size (32x24 for a 16x12 surface), the hotspot in surface units.
+class NestedCursorScaled : public NestedCursor {
+ protected:
+  void SetUp() override {
+    nested_output = "640x480*2";  // 320x240 in layout and on the host, as the unscaled one's
+    NestedCursor::SetUp();        // client window part: host (74, 79) is still (10, 15)
+  }
+};
+
+TEST_F(NestedCursorScaled, HostCursorSurfaceHasTheOutputsScale) {
+  host.post([](Server&, FakeInput& in) { in.move_to(74, 79); });
+  ASSERT_TRUE(wait_until([&] { return !c->dispatch_for(10) || rec.pointer_entered; }, 10s));
+  wl_surface* cursor = wl_compositor_create_surface(c->compositor);
+  wl_surface_attach(cursor, pattern_buffer(0x5a), 0, 0);
+  wl_surface_damage_buffer(cursor, 0, 0, 16, 12);
+  wl_surface_commit(cursor);
+  wl_pointer_set_cursor(rec.pointer, rec.enter_serial, cursor, 3, 5);
+  ASSERT_GE(c->roundtrip(), 0);
+  struct Seen {
+    int32_t scale = 0, w = 0, h = 0, tw = 0, th = 0, hx = 0, hy = 0;
+  } seen;
+  auto look = [&] {
+    host.post([&](Server& s, FakeInput&) {
+      const Cursor& cur = s.seat().cursor();
+      Surface* cs = cur.surface();
+      if (!cs || !cs->texture()) return;
+      seen = {cs->scale(), cs->width(), cs->height(), cs->texture()->width(),
+              cs->texture()->height(), cur.hotspot_x(), cur.hotspot_y()};
+    });
+    return seen.tw == 32;
+  };
+  EXPECT_TRUE(wait_until(look, 10s)) << "host cursor texture " << seen.tw << "x" << seen.th << "\n"
+                                     << nested.log();
+  EXPECT_EQ(seen.scale, 2);
+  EXPECT_EQ(seen.w, 16);
+  EXPECT_EQ(seen.h, 12);
+  EXPECT_EQ(seen.th, 24);
+  EXPECT_EQ(seen.hx, 3);
+  EXPECT_EQ(seen.hy, 5);
   wl_surface_destroy(cursor);
 }
 
