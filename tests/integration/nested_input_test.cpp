@@ -592,6 +592,18 @@ class NestedCursor : public NestedInput {
       for (int i = 0; i < 16; ++i) n += rgb(img, x + i, y + j) == (pattern(i, j, blue) & 0xffffff);
     return n;
   }
+  // The host pointer to (74, 79), the client's surface (10, 15) (see HostClickAndKeyReach...),
+  // and the client sets a cursor of pattern_buffer(0x5a) with hotspot (3, 5) there.
+  void set_pattern_cursor(wl_surface** cursor) {
+    host.post([](Server&, FakeInput& in) { in.move_to(74, 79); });
+    ASSERT_TRUE(wait_until([&] { return !c->dispatch_for(10) || rec.pointer_entered; }, 10s));
+    *cursor = wl_compositor_create_surface(c->compositor);
+    wl_surface_attach(*cursor, pattern_buffer(0x5a), 0, 0);
+    wl_surface_damage_buffer(*cursor, 0, 0, 16, 12);
+    wl_surface_commit(*cursor);
+    wl_pointer_set_cursor(rec.pointer, rec.enter_serial, *cursor, 3, 5);
+    ASSERT_GE(c->roundtrip(), 0);
+  }
   // Captures the host's output (with the pointer) until 'ok' holds, for up to 10 s.
   bool host_shows(const std::function<bool(const Image&)>& ok, Image* last) {
     return wait_until([&] {
@@ -609,16 +621,8 @@ TEST_F(NestedCursor, ClientCursorGoesToTheHostPointerAndHidingItHidesIt) {
   std::string err;
   host_client = WlClient::connect(host.socket_path(), &err);
   ASSERT_TRUE(host_client) << err;
-  // Host (74, 79) is the client's surface (10, 15) (see HostClickAndKeyReach...).
-  host.post([](Server&, FakeInput& in) { in.move_to(74, 79); });
-  ASSERT_TRUE(wait_until([&] { return !c->dispatch_for(10) || rec.pointer_entered; }, 10s));
-
-  wl_surface* cursor = wl_compositor_create_surface(c->compositor);
-  wl_surface_attach(cursor, pattern_buffer(0x5a), 0, 0);
-  wl_surface_damage_buffer(cursor, 0, 0, 16, 12);
-  wl_surface_commit(cursor);
-  wl_pointer_set_cursor(rec.pointer, rec.enter_serial, cursor, 3, 5);
-  ASSERT_GE(c->roundtrip(), 0);
+  wl_surface* cursor = nullptr;
+  ASSERT_NO_FATAL_FAILURE(set_pattern_cursor(&cursor));
   // At the host's pointer minus the hotspot, exactly.
   Image img;
   EXPECT_TRUE(host_shows([&](const Image& i) { return hits(i, 71, 74, 0x5a) == 16 * 12; }, &img))
@@ -686,14 +690,8 @@ class NestedCursorScaled : public NestedCursor {
 };
 
 TEST_F(NestedCursorScaled, HostCursorSurfaceHasTheOutputsScale) {
-  host.post([](Server&, FakeInput& in) { in.move_to(74, 79); });
-  ASSERT_TRUE(wait_until([&] { return !c->dispatch_for(10) || rec.pointer_entered; }, 10s));
-  wl_surface* cursor = wl_compositor_create_surface(c->compositor);
-  wl_surface_attach(cursor, pattern_buffer(0x5a), 0, 0);
-  wl_surface_damage_buffer(cursor, 0, 0, 16, 12);
-  wl_surface_commit(cursor);
-  wl_pointer_set_cursor(rec.pointer, rec.enter_serial, cursor, 3, 5);
-  ASSERT_GE(c->roundtrip(), 0);
+  wl_surface* cursor = nullptr;
+  ASSERT_NO_FATAL_FAILURE(set_pattern_cursor(&cursor));
   struct Seen {
     int32_t scale = 0, w = 0, h = 0, tw = 0, th = 0, hx = 0, hy = 0;
   } seen;
