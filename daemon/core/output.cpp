@@ -338,9 +338,10 @@ bool Output::place_cursor() {
   Rect out = layout_box();
   bool here = item.texture && !item.box.intersect(out).empty();
   bool plane = false;
-  // The plane shows framebuffer pixels 1:1: only on unscaled, untransformed outputs.
-  if (here && !(capture_wanted_ && capture_cursor_) && scale_ == 1 &&
-      transform_ == Transform::normal)
+  // The plane shows framebuffer pixels 1:1: only on unscaled (unless the backend scales it),
+  // untransformed outputs.
+  if (here && !(capture_wanted_ && capture_cursor_) &&
+      (scale_ == 1 || backend_->cursor_plane_scales()) && transform_ == Transform::normal)
     plane = backend_->show_cursor(&item, item.box.x - out.x, item.box.y - out.y, c.image_serial());
   else
     backend_->show_cursor(nullptr, 0, 0, 0);

@@ -81,6 +81,9 @@ class OutputBackend {
     (void)image_serial;
     return false;
   }
+  // Whether show_cursor() takes the cursor on a scaled output too (drawing it at the
+  // output's scale itself); else it is offered only on unscaled ones.
+  virtual bool cursor_plane_scales() const { return false; }
   virtual bool try_direct_scanout(Surface& surface, bool covers_output) {
     (void)surface;
     (void)covers_output;

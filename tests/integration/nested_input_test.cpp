@@ -20,6 +20,9 @@
 #include <mutex>
 #include <thread>
 
+#include "core/cursor.hpp"
+#include "core/cursor_theme.hpp"
+#include "core/surface.hpp"
 #include "core/seat.hpp"
 #include "core/server.hpp"
 #include "frame_counter.hpp"
@@ -132,6 +135,7 @@ struct Recorder {
   wl_pointer* pointer = nullptr;
   wl_keyboard* keyboard = nullptr;
   bool pointer_entered = false, keyboard_entered = false;
+  uint32_t enter_serial = 0;
   double enter_x = -1, enter_y = -1, last_x = -1, last_y = -1;
   std::vector<std::pair<uint32_t, uint32_t>> buttons, keys;  // (code, state)
   std::string keymap;  // the latest wl_keyboard.keymap
@@ -150,9 +154,10 @@ const wl_seat_listener kSeat = {
 };
 
 const wl_pointer_listener kPointer = {
-    [](void* d, wl_pointer*, uint32_t, wl_surface*, wl_fixed_t x, wl_fixed_t y) {
+    [](void* d, wl_pointer*, uint32_t serial, wl_surface*, wl_fixed_t x, wl_fixed_t y) {
       auto* r = static_cast<Recorder*>(d);
       r->pointer_entered = true;
+      r->enter_serial = serial;
       r->enter_x = r->last_x = wl_fixed_to_double(x);
       r->enter_y = r->last_y = wl_fixed_to_double(y);
     },
@@ -247,8 +252,9 @@ class NestedInput : public ::testing::Test {
   void SetUp() override {
     std::string err;
     ASSERT_TRUE(host.start(&err)) << err;
-    ASSERT_TRUE(nested.start({"--backend", "wayland", "--output", "640x480"},
-                             {"WAYLAND_DISPLAY=" + host.socket_path()}));
+    std::vector<std::string> env = nested_env;
+    env.push_back("WAYLAND_DISPLAY=" + host.socket_path());
+    ASSERT_TRUE(nested.start({"--backend", "wayland", "--output", nested_output}, env));
     c = WlClient::connect(nested.socket_path(), &err);
     ASSERT_TRUE(c) << err;
     reg = wl_display_get_registry(c->display());
@@ -278,6 +284,8 @@ class NestedInput : public ::testing::Test {
   }
 
   HostThread host;
+  std::vector<std::string> nested_env;  // set before SetUp
+  std::string nested_output = "640x480";
   Ferryd nested;
   std::unique_ptr<WlClient> c;
   Recorder rec;
@@ -549,6 +557,163 @@ TEST_F(NestedInput, PointerLockInTheNestedFerryLocksTheHostPointerAndForwardsRel
   EXPECT_TRUE(wait_until([&] { return !c->dispatch_for(10) || rec.last_x != x0; }, 10s));
 
   zwp_relative_pointer_v1_destroy(rel);
+}
+
+// The pointer's image crosses to the host: a client's cursor (its pixels, its hotspot, its
+// next buffer), none when it hides it, and the nested ferry's own default image (at the
+// nested ferryd's XCURSOR_SIZE, 48, where the host's own is 24) where no client set one.
+// Checked in the host's capture with overlay_cursor.
+class NestedCursor : public NestedInput {
+ protected:
+  void SetUp() override {
+    nested_env = {"XCURSOR_SIZE=48"};
+    NestedInput::SetUp();
+  }
+
+  // A 16x12 ARGB8888 cursor buffer; every pixel differs: (x, y) -> 16x, 16y, 'blue'.
+  static uint32_t pattern(int x, int y, uint32_t blue) {
+    return 0xff000000u | uint32_t(x * 16) << 16 | uint32_t(y * 16) << 8 | blue;
+  }
+  wl_buffer* pattern_buffer(uint32_t blue) {
+    ShmBuffer* b = c->create_buffer(16, 12, WL_SHM_FORMAT_ARGB8888, 0);
+    for (int y = 0; y < 12; ++y)
+      for (int x = 0; x < 16; ++x)
+        reinterpret_cast<uint32_t*>(b->data + size_t(y) * size_t(b->stride))[x] = pattern(x, y, blue);
+    return b->buffer;
+  }
+  static uint32_t rgb(const Image& img, int x, int y) {
+    const uint8_t* p = img.pixel(x, y);
+    return uint32_t(p[0]) << 16 | uint32_t(p[1]) << 8 | p[2];
+  }
+  // Pixels of the 16x12 pattern with top-left (x, y) that match exactly.
+  static int hits(const Image& img, int x, int y, uint32_t blue) {
+    int n = 0;
+    for (int j = 0; j < 12; ++j)
+      for (int i = 0; i < 16; ++i) n += rgb(img, x + i, y + j) == (pattern(i, j, blue) & 0xffffff);
+    return n;
+  }
+  // The host pointer to (74, 79), the client's surface (10, 15) (see HostClickAndKeyReach...),
+  // and the client sets a cursor of pattern_buffer(0x5a) with hotspot (3, 5) there.
+  void set_pattern_cursor(wl_surface** cursor) {
+    host.post([](Server&, FakeInput& in) { in.move_to(74, 79); });
+    ASSERT_TRUE(wait_until([&] { return !c->dispatch_for(10) || rec.pointer_entered; }, 10s));
+    *cursor = wl_compositor_create_surface(c->compositor);
+    wl_surface_attach(*cursor, pattern_buffer(0x5a), 0, 0);
+    wl_surface_damage_buffer(*cursor, 0, 0, 16, 12);
+    wl_surface_commit(*cursor);
+    wl_pointer_set_cursor(rec.pointer, rec.enter_serial, *cursor, 3, 5);
+    ASSERT_GE(c->roundtrip(), 0);
+  }
+  // Captures the host's output (with the pointer) until 'ok' holds, for up to 10 s.
+  bool host_shows(const std::function<bool(const Image&)>& ok, Image* last) {
+    return wait_until([&] {
+      std::string err;
+      c->dispatch_for(0);
+      if (!host_client->capture(0, last, &err, true)) return false;
+      return ok(*last);
+    }, 10s);
+  }
+
+  std::unique_ptr<WlClient> host_client;
+};
+
+TEST_F(NestedCursor, ClientCursorGoesToTheHostPointerAndHidingItHidesIt) {
+  std::string err;
+  host_client = WlClient::connect(host.socket_path(), &err);
+  ASSERT_TRUE(host_client) << err;
+  wl_surface* cursor = nullptr;
+  ASSERT_NO_FATAL_FAILURE(set_pattern_cursor(&cursor));
+  // At the host's pointer minus the hotspot, exactly.
+  Image img;
+  EXPECT_TRUE(host_shows([&](const Image& i) { return hits(i, 71, 74, 0x5a) == 16 * 12; }, &img))
+      << hits(img, 71, 74, 0x5a) << " of 192 cursor pixels in the host's capture\n" << nested.log();
+  // Not window content: without the pointer the client's window is there.
+  ASSERT_TRUE(host_client->capture(0, &img, &err, false)) << err;
+  EXPECT_EQ(rgb(img, 71, 74), 0x4060a0u);
+
+  // A new buffer on the cursor surface: the host's pointer changes with it.
+  wl_surface_attach(cursor, pattern_buffer(0xc3), 0, 0);
+  wl_surface_damage_buffer(cursor, 0, 0, 16, 12);
+  wl_surface_commit(cursor);
+  ASSERT_GE(c->roundtrip(), 0);
+  EXPECT_TRUE(host_shows([&](const Image& i) { return hits(i, 71, 74, 0xc3) == 16 * 12; }, &img))
+      << hits(img, 71, 74, 0xc3) << " of 192 pixels of the second image\n" << nested.log();
+
+  // Hidden: the window's pixels under the pointer, no cursor of anyone's.
+  wl_pointer_set_cursor(rec.pointer, rec.enter_serial, nullptr, 0, 0);
+  ASSERT_GE(c->roundtrip(), 0);
+  auto window_only = [&](const Image& i) {
+    for (int y = 66; y < 110; ++y)
+      for (int x = 66; x < 110; ++x)
+        if (rgb(i, x, y) != 0x4060a0u) return false;
+    return true;
+  };
+  EXPECT_TRUE(host_shows(window_only, &img)) << "the host still draws a pointer at (74, 79)\n"
+                                             << nested.log();
+
+  // Over the nested ferry's background (host (40, 40) is nested (8, 8)) no client has the
+  // pointer: the nested ferry's default image, at its size (48), not the host's (24).
+  host.post([](Server&, FakeInput& in) { in.move_to(40, 40); });
+  std::string theme;
+  int32_t px = 0;
+  resolve_cursor_theme("", 48, &theme, &px);
+  CursorPixels def;
+  if (!load_theme_cursor(theme, px, &def)) def = builtin_arrow(px);
+  auto default_there = [&](const Image& i) {
+    int opaque = 0, wrong = 0;
+    for (int y = 0; y < def.height; ++y)
+      for (int x = 0; x < def.width; ++x) {
+        uint32_t v = def.argb[size_t(y) * size_t(def.width) + size_t(x)];
+        int hx = 40 - def.hotspot_x + x, hy = 40 - def.hotspot_y + y;
+        if ((v >> 24) != 0xff || hx < 0 || hy < 0) continue;
+        ++opaque;
+        wrong += rgb(i, hx, hy) != (v & 0xffffff);
+      }
+    return opaque > 0 && wrong == 0;
+  };
+  EXPECT_TRUE(host_shows(default_there, &img))
+      << "the nested ferry's default image (" << def.width << "x" << def.height
+      << ") is not at the host's pointer\n" << nested.log();
+  EXPECT_NE(nested.log().find("the pointer's image goes to the host's pointer"), std::string::npos)
+      << nested.log();
+  wl_surface_destroy(cursor);
+}
+
+// On a nested output of scale 2 the host's cursor surface has buffer scale 2: the image
+// drawn at twice the size (32x24 for a 16x12 surface), the hotspot in surface units.
+class NestedCursorScaled : public NestedCursor {
+ protected:
+  void SetUp() override {
+    nested_output = "640x480*2";  // 320x240 in layout and on the host, as the unscaled one's
+    NestedCursor::SetUp();        // client window part: host (74, 79) is still (10, 15)
+  }
+};
+
+TEST_F(NestedCursorScaled, HostCursorSurfaceHasTheOutputsScale) {
+  wl_surface* cursor = nullptr;
+  ASSERT_NO_FATAL_FAILURE(set_pattern_cursor(&cursor));
+  struct Seen {
+    int32_t scale = 0, w = 0, h = 0, tw = 0, th = 0, hx = 0, hy = 0;
+  } seen;
+  auto look = [&] {
+    host.post([&](Server& s, FakeInput&) {
+      const Cursor& cur = s.seat().cursor();
+      Surface* cs = cur.surface();
+      if (!cs || !cs->texture()) return;
+      seen = {cs->scale(), cs->width(), cs->height(), cs->texture()->width(),
+              cs->texture()->height(), cur.hotspot_x(), cur.hotspot_y()};
+    });
+    return seen.tw == 32;
+  };
+  EXPECT_TRUE(wait_until(look, 10s)) << "host cursor texture " << seen.tw << "x" << seen.th << "\n"
+                                     << nested.log();
+  EXPECT_EQ(seen.scale, 2);
+  EXPECT_EQ(seen.w, 16);
+  EXPECT_EQ(seen.h, 12);
+  EXPECT_EQ(seen.th, 24);
+  EXPECT_EQ(seen.hx, 3);
+  EXPECT_EQ(seen.hy, 5);
+  wl_surface_destroy(cursor);
 }
 
 }  // namespace

@@ -273,13 +273,14 @@ const zwlr_screencopy_frame_v1_listener kCaptureListener = {
     cap_buffer, cap_flags, cap_ready, cap_failed, cap_damage, cap_linux_dmabuf, cap_buffer_done};
 }  // namespace
 
-bool WlClient::capture(size_t index, Image* out, std::string* error) {
+bool WlClient::capture(size_t index, Image* out, std::string* error, bool overlay_cursor) {
   if (!screencopy || index >= outputs.size()) {
     *error = "no screencopy manager or no such output";
     return false;
   }
   CaptureState st{this};
-  auto* frame = zwlr_screencopy_manager_v1_capture_output(screencopy, 0, outputs[index].output);
+  auto* frame = zwlr_screencopy_manager_v1_capture_output(screencopy, overlay_cursor ? 1 : 0,
+                                                          outputs[index].output);
   zwlr_screencopy_frame_v1_add_listener(frame, &kCaptureListener, &st);
   for (int i = 0; i < 20 && !st.buffer_done && !st.failed; ++i)
     if (roundtrip() < 0) break;

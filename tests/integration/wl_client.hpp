@@ -70,8 +70,9 @@ class WlClient {
   // Binds the first global of 'iface' at 'version' (null when ferryd has none); for
   // protocols the client does not bind by itself.
   void* bind(const wl_interface* iface, uint32_t version);
-  // Captures an output through wlr-screencopy into RGBA (false on failure).
-  bool capture(size_t output_index, Image* out, std::string* error);
+  // Captures an output through wlr-screencopy into RGBA (false on failure); with the
+  // pointer's image drawn in when 'overlay_cursor'.
+  bool capture(size_t output_index, Image* out, std::string* error, bool overlay_cursor = false);
 
   wl_compositor* compositor = nullptr;
   wl_subcompositor* subcompositor = nullptr;

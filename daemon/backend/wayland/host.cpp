@@ -9,9 +9,12 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "backend/wayland/host_cursor.hpp"
 #include "backend/wayland/host_globals.hpp"
 #include "backend/wayland/host_input.hpp"
 #include "backend/wayland/host_output.hpp"
+#include "core/cursor.hpp"
+#include "core/seat.hpp"
 #include "util/clock.hpp"
 #include "util/log.hpp"
 
@@ -117,7 +120,11 @@ std::unique_ptr<WaylandHost> WaylandHost::connect(Server& server, std::string* e
   // Two roundtrips: the globals, then the events they send on binding (shm formats, clock,
   // seat capabilities: the seat's listener must be in place before the second).
   bool ok = host->roundtrip(error);
-  if (ok && g.seat) host->input_ = std::make_unique<HostInput>(*host, g.seat);
+  if (ok && g.seat) {
+    if (!std::getenv("FERRY_NESTED_HOST_POINTER"))
+      host->cursor_ = std::make_unique<HostCursor>(*host);
+    host->input_ = std::make_unique<HostInput>(*host, g.seat);
+  }
   if (ok && g.dmabuf && g.dmabuf_version >= 4) {
     g.dmabuf_feedback = zwp_linux_dmabuf_v1_get_default_feedback(g.dmabuf);
     listen_default_feedback(g.dmabuf_feedback, &g.dmabuf_formats);
@@ -154,6 +161,7 @@ WaylandHost::~WaylandHost() {
   server_.scanout_formats = nullptr;
   if (source_) wl_event_source_remove(source_);
   input_.reset();
+  cursor_.reset();
   globals_.reset();
   if (display_) {
     if (!dead_) wl_display_flush(display_);
@@ -249,6 +257,23 @@ void WaylandHost::register_output(HostOutput* output) { outputs_.push_back(outpu
 void WaylandHost::unregister_output(HostOutput* output) {
   outputs_.erase(std::remove(outputs_.begin(), outputs_.end(), output), outputs_.end());
   if (input_) input_->forget_output(output);
+  if (cursor_) cursor_->forget_output(output);
+}
+
+bool WaylandHost::show_cursor(HostOutput& from, const DrawItem* item, uint64_t image_serial) {
+  // Without forwarding the host draws its own pointer over the window.
+  if (!cursor_ || dead_) return item != nullptr;
+  HostOutput* focus = input_ ? input_->focus() : nullptr;
+  if (focus && focus != &from) return item != nullptr;
+  const Cursor& c = server_.seat().cursor();
+  if (!item) {
+    // Hidden, or composed into a transformed output's frames: the host shows none. (A
+    // capture's frame that composes it once leaves the host's as it is.)
+    if (c.box().empty() || from.output().transform() != Transform::normal) cursor_->hide();
+    return false;
+  }
+  return cursor_->show(*item, image_serial, from.output().scale(), c.hotspot_x(), c.hotspot_y(),
+                       from);
 }
 
 void WaylandHost::flush() {

@@ -26,7 +26,9 @@ struct wl_surface;
 
 namespace ferry {
 
+struct DrawItem;
 struct HostGlobals;
+class HostCursor;
 class HostInput;
 class HostOutput;
 
@@ -52,6 +54,12 @@ class WaylandHost final : public Server::Global {
   std::optional<dev_t> main_device() const;
   // The output whose window shows 'surface' (a host surface), or null.
   HostOutput* output_for_surface(wl_surface* surface) const;
+  // The host pointer's image (host_cursor.hpp); null when the host has no seat.
+  HostCursor* cursor() const { return cursor_.get(); }
+  // HostOutput::show_cursor: 'item' is ferry's pointer image on 'from' (null: not shown
+  // there, or composed). true when the host's pointer shows it (the output leaves it out
+  // of its frames). The output the host pointer is in decides; the others only say true.
+  bool show_cursor(HostOutput& from, const DrawItem* item, uint64_t image_serial);
 
   // Sends queued requests; watches for writability when the socket is full.
   void flush();
@@ -81,6 +89,7 @@ class WaylandHost final : public Server::Global {
   wl_display* display_ = nullptr;
   std::unique_ptr<HostGlobals> globals_;
   std::unique_ptr<HostInput> input_;
+  std::unique_ptr<HostCursor> cursor_;
   wl_event_source* source_ = nullptr;
   bool want_write_ = false;
   bool dead_ = false;

@@ -14,7 +14,11 @@ namespace ferry {
 namespace {
 
 const wl_buffer_listener kBufferListener = {
-    [](void* data, wl_buffer*) { static_cast<HostBuffer*>(data)->busy = false; },
+    [](void* data, wl_buffer*) {
+      auto* b = static_cast<HostBuffer*>(data);
+      b->busy = false;
+      if (b->on_release) b->on_release();
+    },
 };
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -33,6 +34,7 @@ class HostBuffer {
   int32_t stride() const { return stride_; }
   bool busy = false;
   Region stale;
+  std::function<void()> on_release;  // optional: runs after the host released it
 
  private:
   HostBuffer() = default;

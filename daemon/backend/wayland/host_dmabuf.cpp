@@ -16,6 +16,7 @@
 #include "linux-dmabuf-unstable-v1-client-protocol.h"
 #include "core/dmabuf_buffer.hpp"
 #include "render/egl_context.hpp"
+#include "render/renderer.hpp"
 #include "util/unique_fd.hpp"
 
 namespace ferry {
@@ -218,13 +219,29 @@ HostDmabuf::~HostDmabuf() {
   if (bo_) gbm_bo_destroy(bo_);
 }
 
-std::unique_ptr<HostPassBuffer> HostPassBuffer::create(DmabufBuffer& b, zwp_linux_dmabuf_v1* host,
-                                                       std::function<void(State)> on_state,
-                                                       std::string* error) {
+std::unique_ptr<HostPassBuffer> HostPassBuffer::start(zwp_linux_dmabuf_v1* host,
+                                                      std::function<void(State)> on_state) {
   auto p = std::unique_ptr<HostPassBuffer>(new HostPassBuffer());
   p->on_state_ = std::move(on_state);
   p->params_ = zwp_linux_dmabuf_v1_create_params(host);
   zwp_linux_buffer_params_v1_add_listener(p->params_, &kParamsListener<HostPassBuffer>, p.get());
+  return p;
+}
+
+std::unique_ptr<HostPassBuffer> HostPassBuffer::create(const ScanoutSource& slot, uint32_t format,
+                                                       zwp_linux_dmabuf_v1* host,
+                                                       std::function<void(State)> on_state) {
+  auto p = start(host, std::move(on_state));
+  zwp_linux_buffer_params_v1_add(p->params_, slot.fd, 0, slot.offset, slot.stride,
+                                 uint32_t(slot.modifier >> 32), uint32_t(slot.modifier & 0xffffffff));
+  zwp_linux_buffer_params_v1_create(p->params_, slot.width, slot.height, format, 0);
+  return p;
+}
+
+std::unique_ptr<HostPassBuffer> HostPassBuffer::create(DmabufBuffer& b, zwp_linux_dmabuf_v1* host,
+                                                       std::function<void(State)> on_state,
+                                                       std::string* error) {
+  auto p = start(host, std::move(on_state));
   uint64_t mod = b.modifier();
   for (int i = 0; i < b.plane_count(); ++i) {
     if (b.plane_fd(i) < 0) {
@@ -258,6 +275,8 @@ void HostPassBuffer::failed() {
 }
 
 void HostPassBuffer::released() {
+  // The engine may pack into the slot again from now on.
+  hold.reset();
   // The client's buffer may go with this reference: nothing of ours is touched after.
   BufferRef last = std::move(held);
 }

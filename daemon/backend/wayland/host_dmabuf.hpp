@@ -41,6 +41,7 @@ namespace ferry {
 
 class DmabufBuffer;
 class EglContext;
+struct ScanoutSource;
 
 // What the host imports, filled by the listeners below over a roundtrip.
 struct HostDmabufFormats {
@@ -102,10 +103,12 @@ class HostDmabuf {
   std::function<void(bool)> on_ready_;
 };
 
-// A client's dmabuf handed to the host as it is: the nested equivalent of direct scanout
-// (a full-screen surface with nothing above it). The host's wl_buffer is made once per
-// client buffer (create, then "created" or "failed"); while the host holds it, 'held'
-// keeps the client's buffer from being released to the client.
+// A client's dmabuf, or an offloaded frame's dmabuf carrier slot, handed to the host as
+// it is: the nested equivalent of direct scanout (a full-screen surface with nothing above
+// it). The host's wl_buffer is made once per client buffer or slot (create, then
+// "created" or "failed"); while the host holds it, 'held' keeps the client's buffer from
+// being released to the client, or 'hold' keeps the transfer engine from packing another
+// frame into the slot.
 class HostPassBuffer {
  public:
   enum class State { pending, ready, failed };
@@ -113,6 +116,11 @@ class HostPassBuffer {
   static std::unique_ptr<HostPassBuffer> create(DmabufBuffer& b, zwp_linux_dmabuf_v1* host,
                                                 std::function<void(State)> on_state,
                                                 std::string* error);
+  // A carrier slot's one plane (its fd is duplicated into the request), as DRM 'format'
+  // (XRGB8888 for an opaque surface's ARGB8888 slot: the same bytes).
+  static std::unique_ptr<HostPassBuffer> create(const ScanoutSource& slot, uint32_t format,
+                                                zwp_linux_dmabuf_v1* host,
+                                                std::function<void(State)> on_state);
   ~HostPassBuffer();
   HostPassBuffer(const HostPassBuffer&) = delete;
   HostPassBuffer& operator=(const HostPassBuffer&) = delete;
@@ -120,6 +128,7 @@ class HostPassBuffer {
   State state() const { return state_; }
   wl_buffer* buffer() const { return buffer_; }
   BufferRef held;
+  std::shared_ptr<const void> hold;
   bool client_gone = false;  // set by the client buffer's import-cache sentinel
 
   // Listener entry points.
@@ -129,6 +138,9 @@ class HostPassBuffer {
 
  private:
   HostPassBuffer() = default;
+  // Params with our listener, for the planes to be added to.
+  static std::unique_ptr<HostPassBuffer> start(zwp_linux_dmabuf_v1* host,
+                                               std::function<void(State)> on_state);
   zwp_linux_buffer_params_v1* params_ = nullptr;
   wl_buffer* buffer_ = nullptr;
   State state_ = State::pending;

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "backend/wayland/host.hpp"
+#include "backend/wayland/host_cursor.hpp"
 #include "backend/wayland/host_globals.hpp"
 #include "backend/wayland/host_output.hpp"
 #include "core/seat.hpp"
@@ -30,8 +31,8 @@ const wl_seat_listener kSeatListener = {
 };
 
 const wl_pointer_listener kPointerListener = {
-    [](void* data, wl_pointer*, uint32_t, wl_surface* s, wl_fixed_t x, wl_fixed_t y) {
-      self(data)->pointer_enter(s, wl_fixed_to_double(x), wl_fixed_to_double(y));
+    [](void* data, wl_pointer*, uint32_t serial, wl_surface* s, wl_fixed_t x, wl_fixed_t y) {
+      self(data)->pointer_enter(serial, s, wl_fixed_to_double(x), wl_fixed_to_double(y));
     },
     [](void* data, wl_pointer*, uint32_t, wl_surface*) { self(data)->pointer_leave(); },
     [](void* data, wl_pointer*, uint32_t, wl_fixed_t x, wl_fixed_t y) {
@@ -139,6 +140,7 @@ void HostInput::capabilities(uint32_t caps) {
     }
     follow_constraint();
   } else if (!has_pointer && pointer_) {
+    if (HostCursor* c = host_.cursor()) c->pointer_gone();
     drop_host_constraint();
     if (relative_) zwp_relative_pointer_v1_destroy(relative_);
     relative_ = nullptr;
@@ -191,8 +193,10 @@ void HostInput::keymap(uint32_t format, int fd, uint32_t size) {
   host_.server().seat().set_keyboard_state(std::move(kb));
 }
 
-void HostInput::pointer_enter(wl_surface* surface, double sx, double sy) {
+void HostInput::pointer_enter(uint32_t serial, wl_surface* surface, double sx, double sy) {
   focus_ = host_.output_for_surface(surface);
+  // Our pointer image on the host's pointer, with this enter's serial.
+  if (HostCursor* c = host_.cursor(); c && focus_) c->entered(pointer_, serial);
   pointer_motion(sx, sy);
 }
 

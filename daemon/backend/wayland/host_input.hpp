@@ -44,10 +44,12 @@ class HostInput {
   void watch_seat();
   // An output is going: the pointer no longer points into it.
   void forget_output(HostOutput* output);
+  // The output whose window the host pointer is in (null: none).
+  HostOutput* focus() const { return focus_; }
 
   // Listener entry points.
   void capabilities(uint32_t caps);
-  void pointer_enter(wl_surface* surface, double sx, double sy);
+  void pointer_enter(uint32_t serial, wl_surface* surface, double sx, double sy);
   void pointer_leave();
   void pointer_motion(double sx, double sy);
   void pointer_button(uint32_t button, bool pressed);

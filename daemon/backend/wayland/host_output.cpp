@@ -5,9 +5,6 @@
 #include <cmath>
 
 #include "backend/wayland/host.hpp"
-#include "core/dmabuf_buffer.hpp"
-#include "core/surface.hpp"
-#include "protocol/linux_dmabuf.hpp"
 #include "backend/wayland/host_globals.hpp"
 #include "render/egl_context.hpp"
 #include "render/renderer.hpp"
@@ -55,15 +52,6 @@ const wp_presentation_feedback_listener kFeedbackListener = {
                                                          (uint64_t(seq_hi) << 32) | seq_lo, flags);
     },
     [](void* data, struct wp_presentation_feedback*) { static_cast<HostOutput*>(data)->feedback_discarded(); },
-};
-
-// In a client buffer's import cache under its HostOutput: tells the pass-through entry that
-// the client buffer is gone (the entry then goes before the next lookup by address).
-struct PassSentinel final : BufferImport {
-  HostPassBuffer* pass = nullptr;
-  ~PassSentinel() override {
-    if (pass) pass->client_gone = true;
-  }
 };
 
 int64_t clock_ns(clockid_t id) {
@@ -125,14 +113,11 @@ HostOutput::HostOutput(WaylandHost& host, Output& output, bool fullscreen)
 
 HostOutput::~HostOutput() {
   log_info("wayland backend: %s: %llu frames to the host as dmabufs, %llu in wl_shm, %llu "
-           "passed through", output_.name().c_str(), (unsigned long long)dmabuf_frames_,
-           (unsigned long long)shm_frames_, (unsigned long long)passed_frames_);
+           "passed through (%llu of them from the offload carrier)", output_.name().c_str(),
+           (unsigned long long)dmabuf_frames_, (unsigned long long)shm_frames_,
+           (unsigned long long)passed_frames_, (unsigned long long)carrier_frames_);
   host_.unregister_output(this);
-  for (auto& [buffer, pass] : passes_)
-    if (!pass->client_gone)
-      if (auto* s = static_cast<PassSentinel*>(const_cast<DmabufBuffer*>(buffer)->import_cache(this)))
-        s->pass = nullptr;
-  passes_.clear();
+  drop_passes();
   if (frame_cb_) wl_callback_destroy(frame_cb_);
   if (feedback_) wp_presentation_feedback_destroy(feedback_);
   if (decoration_) zxdg_toplevel_decoration_v1_destroy(decoration_);
@@ -328,95 +313,6 @@ wl_buffer* HostOutput::submit_shm(const Region& damage) {
   return b.buffer();
 }
 
-void HostOutput::set_scanout_candidate(Surface* surface) {
-  if (surface == candidate_) return;
-  Surface* old = candidate_;
-  candidate_ = surface;
-  Server& server = host_.server();
-  auto& live = server.surfaces();
-  if (old && std::find(live.begin(), live.end(), old) != live.end())
-    linux_dmabuf_feedback_changed(server, *old);
-  if (surface) linux_dmabuf_feedback_changed(server, *surface);
-}
-
-void HostOutput::forget_contents() {
-  shown_ = false;  // the next composed frame goes out whole
-  front_dmabuf_ = nullptr;
-  for (auto& b : dmabufs_) b->drawn = 0;
-}
-
-bool HostOutput::try_direct_scanout(Surface& surface, bool covers_output) {
-  std::erase_if(passes_, [](const auto& kv) { return kv.second->client_gone; });
-  auto* b = DmabufBuffer::from_buffer(surface.buffer());
-  const HostGlobals& g = host_.globals();
-  double sx, sy, sw, sh;
-  surface.source_box(&sx, &sy, &sw, &sh);
-  bool fits = b && covers_output && b->width() == output_.fb_width() &&
-              b->height() == output_.fb_height() && output_.transform() == Transform::normal &&
-              surface.buffer_transform() == Transform::normal && sx == 0 && sy == 0 &&
-              sw == b->width() && sh == b->height();
-  if (!fits || !configured_ || host_.dead() || !g.dmabuf ||
-      std::getenv("FERRY_NESTED_NO_PASSTHROUGH")) {
-    passing_ = false;
-    return false;
-  }
-  auto it = passes_.find(b);
-  if (it == passes_.end()) {
-    auto f = g.dmabuf_formats.modifiers.find(b->drm_format());
-    if (f == g.dmabuf_formats.modifiers.end() ||
-        std::find(f->second.begin(), f->second.end(), b->modifier()) == f->second.end())
-      return false;  // the host does not list the layout: composed
-    std::string error;
-    uint32_t id = wl_resource_get_id(surface.resource());
-    auto pass = HostPassBuffer::create(
-        *b, g.dmabuf,
-        [this, id](HostPassBuffer::State s) {
-          if (s == HostPassBuffer::State::ready) {
-            output_.damage_whole();  // shown as it is from the next frame on
-          } else {
-            log_info("wayland backend: %s: the host refused wl_surface@%u's buffer; composing it",
-                     output_.name().c_str(), id);
-          }
-        },
-        &error);
-    if (!pass) {
-      log_warn("wayland backend: %s: cannot pass wl_surface@%u through: %s", output_.name().c_str(),
-               id, error.c_str());
-      return false;
-    }
-    auto sentinel = std::make_unique<PassSentinel>();
-    sentinel->pass = pass.get();
-    b->set_import_cache(this, std::move(sentinel));
-    passes_.emplace(b, std::move(pass));
-    host_.flush();
-    return false;  // composed until the host made its wl_buffer
-  }
-  HostPassBuffer& pass = *it->second;
-  if (pass.state() != HostPassBuffer::State::ready) return false;
-  if (!passing_)
-    log_info("wayland backend: %s: wl_surface@%u (%dx%d, format %.4s, modifier 0x%llx) goes to "
-             "the host as it is, without composition", output_.name().c_str(),
-             wl_resource_get_id(surface.resource()), b->width(), b->height(),
-             reinterpret_cast<const char*>(&b->attributes().format),
-             static_cast<unsigned long long>(b->modifier()));
-  passing_ = true;
-  in_flight_ = true;
-  discarded_ = false;
-  in_flight_content_ = true;
-  pass.held = BufferRef(b);  // the client gets its buffer back when the host lets go of ours
-  wl_surface_attach(surface_, pass.buffer(), 0, 0);
-  if (wl_proxy_get_version(reinterpret_cast<wl_proxy*>(surface_)) >= WL_SURFACE_DAMAGE_BUFFER_SINCE_VERSION)
-    wl_surface_damage_buffer(surface_, 0, 0, b->width(), b->height());
-  else
-    wl_surface_damage(surface_, 0, 0, INT32_MAX, INT32_MAX);
-  forget_contents();
-  ++passed_frames_;
-  request_completion();
-  wl_surface_commit(surface_);
-  host_.flush();
-  return true;
-}
-
 void HostOutput::request_completion() {
   frame_cb_ = wl_surface_frame(surface_);
   wl_callback_add_listener(frame_cb_, &kFrameListener, this);
@@ -500,6 +396,10 @@ void HostOutput::surface_configure(uint32_t serial) {
 }
 
 void HostOutput::close_requested() { host_.window_closed(*this); }
+
+bool HostOutput::show_cursor(const DrawItem* cursor, int32_t, int32_t, uint64_t image_serial) {
+  return host_.show_cursor(*this, cursor, image_serial);
+}
 
 void HostOutput::to_layout(double sx, double sy, double* lx, double* ly) const {
   Rect box = output_.layout_box();

@@ -49,13 +49,14 @@ class HostOutput final : public OutputBackend {
     return front_dmabuf_ ? &front_dmabuf_->target() : shown_ ? &target_ : nullptr;
   }
   uint32_t presentation_flags() const override { return flags_; }
-  // The host draws its own pointer over our window: ferry's cursor is not composed into
-  // the frames it gets (captures with overlay_cursor still compose it).
-  bool show_cursor(const DrawItem* cursor, int32_t, int32_t, uint64_t) override {
-    return cursor != nullptr;
-  }
+  // The host's pointer shows ferry's pointer image (host_cursor.hpp): it is not composed
+  // into the frames the host gets (captures with overlay_cursor still compose it). The
+  // window's buffer scale applies to it too.
+  bool show_cursor(const DrawItem* cursor, int32_t, int32_t, uint64_t image_serial) override;
+  bool cursor_plane_scales() const override { return true; }
 
-  // Pass-through: a full-screen client dmabuf goes to the host as it is (host_dmabuf.hpp).
+  // Pass-through: a full-screen client dmabuf, or an offloaded surface's frame in its
+  // dmabuf carrier slot, goes to the host as it is (host_passthrough.cpp).
   bool try_direct_scanout(Surface& surface, bool covers_output) override;
   // The surface filling the window: its feedback gets a scanout tranche with what the
   // host imports, so its client allocates buffers that can pass through.
@@ -108,12 +109,29 @@ class HostOutput final : public OutputBackend {
   uint64_t frame_number_ = 0;
   uint64_t dmabuf_frames_ = 0, shm_frames_ = 0, passed_frames_ = 0;
 
-  // Pass-through: the host's wl_buffer of each client buffer tried, by that buffer (an
-  // entry whose client buffer died is dropped before the next lookup).
+  // Pass-through (host_passthrough.cpp): the host's wl_buffer of each client buffer tried,
+  // by that buffer (an entry whose client buffer died is dropped before the next lookup).
   std::map<const DmabufBuffer*, std::unique_ptr<HostPassBuffer>> passes_;
   bool passing_ = false;  // the frame shown last was passed through
   Surface* candidate_ = nullptr;
   void forget_contents();  // our buffers no longer hold what the host shows
+  void drop_passes();      // (destructor) the client buffers' sentinels let go of them
+  // An offloaded surface's frame in its dmabuf carrier slot (SurfaceTexture::scanout()):
+  // the host's wl_buffer of each slot, known by the slot's hold (expired: slot gone).
+  bool try_carrier_passthrough(Surface& surface);
+  struct CarrierPass {
+    std::weak_ptr<const void> slot;
+    std::unique_ptr<HostPassBuffer> pass;
+  };
+  std::vector<CarrierPass> carrier_passes_;
+  bool carrier_refused_ = false;  // the host refused a slot, or does not list its layout
+  bool carrier_passing_ = false;  // the frame shown last came from a carrier slot
+  uint64_t carrier_frames_ = 0;
+  // Whether a w x h buffer of 'surface' is the window's whole frame as it is (size, no
+  // transform, no crop).
+  bool fills_window(const Surface& surface, int32_t w, int32_t h) const;
+  // Attaches a w x h buffer passed through as the whole frame and commits it.
+  void show_passed(wl_buffer* buffer, int32_t w, int32_t h);
 
   // The frame in flight.
   bool in_flight_ = false;

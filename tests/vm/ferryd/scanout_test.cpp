@@ -329,20 +329,34 @@ TEST(KmsScanout, CoveredDmabufWindowIsComposed) {
 struct CarrierRun {
   Image wb;
   std::string log;
+  std::string host_log;        // nested: of the ferryd on vkms
   std::vector<uint32_t> last;  // the last frame, 1024 x 768 XRGB
 };
 
+// 'nested': the client talks to a ferryd nested (--backend wayland --fullscreen, the
+// render device vgem) in the ferryd on vkms, which takes the writeback capture.
 void show_offloaded_fullscreen(const std::string& dir, const std::string& mode, int frames,
-                               const std::vector<std::string>& env, CarrierRun* run) {
+                               const std::vector<std::string>& env, CarrierRun* run,
+                               bool nested = false) {
   setenv("LIBSEAT_BACKEND", "builtin", 0);
-  const std::string tag = mode + (env.empty() ? "" : "-composed");
+  const std::string tag = mode + (env.empty() ? "" : "-composed") + (nested ? "-nested" : "");
   const std::string cfg = dir + "/ferry-" + tag + ".toml", wb = dir + "/wb-" + tag + ".png";
   std::ofstream(cfg) << "[[rule]]\nname = \"fullscreen-offload\"\nexe = \"*/vm-ferryd-scanout-test\"\n"
                         "gpu = \"discrete\"\ntransfer = \"" << mode << "\"\n";
-  Ferryd f;
-  ASSERT_TRUE(f.start({"--backend", "kms", "--render-device", "/dev/dri/card1", "--config", cfg,
-                       "--stats", "--writeback-screenshot", wb},
-                      env));
+  Ferryd host, f;
+  if (nested) {
+    ASSERT_TRUE(host.start({"--backend", "kms", "--stats", "--writeback-screenshot", wb}));
+    f.headless_by_default = false;
+    std::vector<std::string> nested_env = env;
+    nested_env.push_back("WAYLAND_DISPLAY=" + host.socket_path());
+    ASSERT_TRUE(f.start({"--backend", "wayland", "--fullscreen", "--output", "1024x768",
+                         "--render-device", "/dev/dri/card1", "--config", cfg, "--stats"},
+                        nested_env));
+  } else {
+    ASSERT_TRUE(f.start({"--backend", "kms", "--render-device", "/dev/dri/card1", "--config", cfg,
+                         "--stats", "--writeback-screenshot", wb},
+                        env));
+  }
   std::string err;
   auto c = WlClient::connect(f.socket_path(), &err);
   ASSERT_TRUE(c) << err;
@@ -364,10 +378,16 @@ void show_offloaded_fullscreen(const std::string& dir, const std::string& mode, 
   run->last.resize(1024 * 768);
   for (uint32_t y = 0; y < 768; ++y)
     std::memcpy(&run->last[size_t(y) * 1024], b->data + size_t(y) * size_t(b->stride), 1024 * 4);
-  ASSERT_EQ(f.stop(), 0) << f.log();  // captures while the window is still up
+  if (nested) {
+    ASSERT_EQ(host.stop(), 0) << host.log();  // captures while the nested window is up
+    f.stop();                                 // it has lost its host: status 1
+    run->host_log = host.log();
+  } else {
+    ASSERT_EQ(f.stop(), 0) << f.log();  // captures while the window is still up
+  }
   c.reset();
   run->log = f.log();
-  ASSERT_TRUE(read_png(wb, &run->wb, &err)) << err << "\n" << run->log;
+  ASSERT_TRUE(read_png(wb, &run->wb, &err)) << err << "\n" << run->log << run->host_log;
 }
 
 size_t fullscreen_mismatches(const CarrierRun& run) {
@@ -420,6 +440,43 @@ TEST(KmsScanout, OffloadedFullscreenFramesFlipFromTheDmabufCarrier) {
   EXPECT_EQ(fullscreen_mismatches(composed), 0u) << "composed from the carrier, exact too";
   EXPECT_EQ(stat_value(nv12.log, "from carrier"), 0u) << nv12.log;
   EXPECT_GE(stat_value(nv12.log, "composed"), 2u) << nv12.log;
+}
+
+// Nested, the same offloaded full-screen frames go from the carrier slot to the host as
+// they are (no composition in the nested ferryd), and the host, ferryd on vkms, scans them
+// out: the writeback is the client's last frame exactly. Against the same run with that
+// pass-through off, where every frame is composed.
+TEST(KmsScanout, NestedOffloadedFullscreenFramesPassThroughFromTheDmabufCarrier) {
+  itest::TempDir tmp;
+  constexpr int kFrames = 10;
+  CarrierRun pass, composed;
+  show_offloaded_fullscreen(tmp.path(), "rgb", kFrames, {}, &pass, /*nested=*/true);
+  if (HasFatalFailure()) return;
+  show_offloaded_fullscreen(tmp.path(), "rgb", kFrames, {"FERRY_NESTED_NO_CARRIER_PASSTHROUGH=1"},
+                            &composed, /*nested=*/true);
+  if (HasFatalFailure()) return;
+  const uint64_t from_carrier = stat_value(pass.log, "from carrier");
+  const uint64_t pass_composed = stat_value(pass.log, "composed");
+  const uint64_t comp_composed = stat_value(composed.log, "composed");
+  std::printf("nested carrier pass-through: %llu of %d frames from the carrier, composed %llu; "
+              "with it off: composed %llu, from carrier %llu\n",
+              static_cast<unsigned long long>(from_carrier), kFrames,
+              static_cast<unsigned long long>(pass_composed),
+              static_cast<unsigned long long>(comp_composed),
+              static_cast<unsigned long long>(stat_value(composed.log, "from carrier")));
+  EXPECT_NE(pass.log.find("offload carriers: dmabuf"), std::string::npos) << pass.log;
+  EXPECT_NE(pass.log.find("offloaded frames go to the host from their dmabuf carrier (1024x768, "
+                          "format XR24)"), std::string::npos) << pass.log;
+  // Each of the carrier's three slots is composed once while the host makes its
+  // wl_buffer; every later frame passes through.
+  EXPECT_GE(from_carrier, uint64_t(kFrames - 3)) << pass.log;
+  // The composed count does not grow with the frames shown.
+  EXPECT_LT(pass_composed + uint64_t(kFrames - 3), comp_composed + 1) << pass.log << composed.log;
+  EXPECT_EQ(stat_value(composed.log, "from carrier"), 0u) << composed.log;
+  // The host scanned the nested window's buffer out (it is full screen there).
+  EXPECT_NE(pass.host_log.find("direct scanout of wl_surface"), std::string::npos) << pass.host_log;
+  EXPECT_EQ(fullscreen_mismatches(pass), 0u) << "the host shows the carrier's pixels exactly";
+  EXPECT_EQ(fullscreen_mismatches(composed), 0u) << "composed from the carrier, exact too";
 }
 
 }  // namespace
