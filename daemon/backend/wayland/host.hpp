@@ -1,9 +1,10 @@
 #pragma once
 // The wayland backend: ferryd as a client of another compositor (the "host"). Each ferry
-// output is an xdg_toplevel of the host; composed frames go to it in wl_shm buffers, and
-// the host's frame callbacks and wp_presentation feedback drive the outputs' clocks. Input
-// of the host's seat feeds ferry's Seat. When the host goes away ferryd ends its loop with
-// a non-zero status.
+// output is an xdg_toplevel of the host; frames go to it as dmabufs or in wl_shm buffers
+// (host_output.hpp), and the host's frame callbacks and wp_presentation feedback drive the
+// outputs' clocks. Input of the host's seat feeds ferry's Seat, and ferry's pointer image
+// is shown by the host's pointer (host_cursor.hpp). When the host goes away ferryd ends its
+// loop with a non-zero status.
 //
 // Main thread only: the host connection's fd is a source on the Server's event loop and
 // every host event is dispatched there. Owned by the Server (kept as a Server::Global);
