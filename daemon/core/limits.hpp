@@ -5,6 +5,7 @@
 // and a message naming the limit (no other client notices). Each limit is far above what
 // real clients use; the document says why for each.
 
+#include <cstddef>
 #include <cstdint>
 
 struct wl_client;
@@ -29,6 +30,12 @@ inline constexpr int kMaxRegionRects = 4096;
 // Rectangles of pending damage per surface and commit: past it the damage becomes its
 // bounding box (damage may cover more than changed; no error).
 inline constexpr int kMaxDamageRects = 256;
+// Mime types one data source (clipboard or primary selection) offers, and the bytes of
+// one: ferryd searches them at each offer and sends all of them to the focused client at
+// every selection change, which must fit that client's connection (its socket buffer
+// holds about 200 KiB). Toolkits offer tens of types of tens of bytes.
+inline constexpr size_t kMaxMimeTypesPerSource = 256;
+inline constexpr size_t kMaxMimeTypeBytes = 255;
 // Protocol objects (ids in use) per client, of every interface.
 inline constexpr uint32_t kMaxObjectsPerClient = 65536;
 

@@ -88,10 +88,7 @@ class Source final : public SelectionSource {
 
  private:
   static void handle_offer(wl_client*, wl_resource* r, const char* mime_type) {
-    Source* self = from_resource(r);
-    if (std::find(self->mime_types_.begin(), self->mime_types_.end(), mime_type) ==
-        self->mime_types_.end())
-      self->mime_types_.emplace_back(mime_type);
+    add_offered_mime_type(r, from_resource(r)->mime_types_, mime_type);
   }
   static void handle_destroy(wl_resource* r) { delete from_resource(r); }
   static const struct zwp_primary_selection_source_v1_interface impl_;

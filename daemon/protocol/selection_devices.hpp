@@ -10,14 +10,38 @@
 #include <wayland-server-core.h>
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 #include <vector>
 
+#include "core/limits.hpp"
 #include "core/seat.hpp"
 #include "core/surface.hpp"
 #include "util/listener.hpp"
 
 namespace ferry {
+
+// A source's offer request (wl_data_source, the primary selection sources): adds
+// 'mime_type' to 'types' once. Past limits::kMaxMimeTypesPerSource types, or for a type
+// longer than limits::kMaxMimeTypeBytes, the client is ended with no_memory.
+inline void add_offered_mime_type(wl_resource* source, std::vector<std::string>& types,
+                                  const char* mime_type) {
+  wl_client* client = wl_resource_get_client(source);
+  if (std::strlen(mime_type) > limits::kMaxMimeTypeBytes) {
+    limits::post_limit_error(client, "%s@%u.offer: a mime type longer than %zu bytes",
+                             wl_resource_get_class(source), wl_resource_get_id(source),
+                             limits::kMaxMimeTypeBytes);
+    return;
+  }
+  if (std::find(types.begin(), types.end(), mime_type) != types.end()) return;
+  if (types.size() >= limits::kMaxMimeTypesPerSource) {
+    limits::post_limit_error(client, "%s@%u.offer: more than %zu mime types",
+                             wl_resource_get_class(source), wl_resource_get_id(source),
+                             limits::kMaxMimeTypesPerSource);
+    return;
+  }
+  types.emplace_back(mime_type);
+}
 
 template <typename Device>
 class SelectionDevices {

@@ -81,10 +81,7 @@ DataSource* DataSource::from_resource(wl_resource* r) {
 }
 
 void DataSource::handle_offer(wl_client*, wl_resource* r, const char* mime_type) {
-  DataSource* self = from_resource(r);
-  if (std::find(self->mime_types_.begin(), self->mime_types_.end(), mime_type) ==
-      self->mime_types_.end())
-    self->mime_types_.emplace_back(mime_type);
+  add_offered_mime_type(r, from_resource(r)->mime_types_, mime_type);
 }
 
 void DataSource::handle_set_actions(wl_client*, wl_resource* r, uint32_t actions) {

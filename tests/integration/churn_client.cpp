@@ -4,7 +4,8 @@
 // it waits to be killed. The test kills it with SIGKILL after a chosen number of steps.
 //   integration-churn-client SOCKET_PATH PROGRESS_FD
 // Not offered headless on llvmpipe, so not created: linux-dmabuf buffers and syncobj
-// timelines (both need a DRM device; the guest tests cover them).
+// timelines (both need a DRM device): the guest's churn client makes them
+// (tests/vm/sync/churn_vm_client.cpp).
 
 #include <unistd.h>
 #include <wayland-client.h>
@@ -13,22 +14,12 @@
 #include <cstdlib>
 #include <string>
 
+#include "churn_client.hpp"
 #include "wl_client.hpp"
 
 using namespace ferry::itest;
 
 namespace {
-
-int g_progress = -1;
-
-void step_done(WlClient& c) {
-  if (c.roundtrip() < 0) {
-    std::fprintf(stderr, "churn-client: connection failed\n");
-    std::exit(2);
-  }
-  char b = 'k';
-  if (write(g_progress, &b, 1) != 1) std::exit(3);
-}
 
 void attach_commit(wl_surface* s, ShmBuffer* b) {
   wl_surface_attach(s, b->buffer, 0, 0);
@@ -42,29 +33,24 @@ const xdg_surface_listener kPopupSurfaceListener = {on_popup_configure};
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 3) return 64;
-  g_progress = std::atoi(argv[2]);
+  const ChurnProgress progress(argc, argv);
+  WlClient* c = &progress.client();
   std::string err;
-  auto c = WlClient::connect(argv[1], &err);
-  if (!c) {
-    std::fprintf(stderr, "churn-client: %s\n", err.c_str());
-    return 1;
-  }
-  step_done(*c);  // 1: connected, globals bound
+  progress.step_done(*c);  // 1: connected, globals bound
 
   ShmBuffer* big = c->create_buffer(64, 64, WL_SHM_FORMAT_XRGB8888, 0xff3060a0u);
-  step_done(*c);  // 2: a wl_shm pool and buffer
+  progress.step_done(*c);  // 2: a wl_shm pool and buffer
 
   Toplevel top = c->create_toplevel();
   attach_commit(top.surface, big);
-  step_done(*c);  // 3: a mapped xdg_toplevel
+  progress.step_done(*c);  // 3: a mapped xdg_toplevel
 
   wl_surface* child = wl_compositor_create_surface(c->compositor);
   wl_subsurface* sub = wl_subcompositor_get_subsurface(c->subcompositor, child, top.surface);
   wl_subsurface_set_position(sub, 8, 8);
   attach_commit(child, c->create_buffer(16, 16, WL_SHM_FORMAT_ARGB8888, 0x80ff0000u));
   wl_surface_commit(top.surface);
-  step_done(*c);  // 4: a subsurface with a buffer
+  progress.step_done(*c);  // 4: a subsurface with a buffer
 
   xdg_positioner* pos = xdg_wm_base_create_positioner(c->wm_base);
   xdg_positioner_set_size(pos, 20, 20);
@@ -76,16 +62,16 @@ int main(int argc, char** argv) {
   wl_surface_commit(popup_surface);
   c->roundtrip();  // the popup's configure, acked by the listener
   attach_commit(popup_surface, c->create_buffer(20, 20, WL_SHM_FORMAT_XRGB8888, 0xff00ff00u));
-  step_done(*c);  // 5: a mapped xdg_popup
+  progress.step_done(*c);  // 5: a mapped xdg_popup
 
   wp_viewport* vp = wp_viewporter_get_viewport(c->viewporter, top.surface);
   wp_viewport_set_destination(vp, 48, 40);
   wl_surface_commit(top.surface);
-  step_done(*c);  // 6: a viewport
+  progress.step_done(*c);  // 6: a viewport
 
   ferry::Image shot;
   c->capture(0, &shot, &err);
-  step_done(*c);  // 7: a wlr-screencopy frame copied
+  progress.step_done(*c);  // 7: a wlr-screencopy frame copied
 
   auto* ddm = static_cast<wl_data_device_manager*>(c->bind(&wl_data_device_manager_interface, 3));
   auto* seat = static_cast<wl_seat*>(c->bind(&wl_seat_interface, 5));
@@ -97,15 +83,15 @@ int main(int argc, char** argv) {
     wl_seat_get_pointer(seat);
     wl_seat_get_keyboard(seat);
   }
-  step_done(*c);  // 8: data device, data source, pointer, keyboard (keymap fd)
+  progress.step_done(*c);  // 8: data device, data source, pointer, keyboard (keymap fd)
 
   wl_surface_frame(top.surface);
   if (c->presentation) wp_presentation_feedback(c->presentation, top.surface);
   attach_commit(top.surface, big);
-  step_done(*c);  // 9: a frame callback and presentation feedback pending
+  progress.step_done(*c);  // 9: a frame callback and presentation feedback pending
 
   for (int i = 0; i < 8; ++i) c->create_buffer(32, 32, WL_SHM_FORMAT_XRGB8888, 0xff000000u + i);
-  step_done(*c);  // 10: eight more pools and buffers
+  progress.step_done(*c);  // 10: eight more pools and buffers
 
   for (;;) pause();  // until SIGKILL
 }

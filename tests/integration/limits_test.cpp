@@ -37,7 +37,7 @@ TEST_P(LimitError, ServedUpToTheLimitThenNoMemoryForThatClientAlone) {
 
 // Opcodes of the requests these cases send.
 constexpr uint16_t kCreateRegion = 1, kRegionAdd = 1, kRegionSubtract = 2, kSurfaceFrame = 3,
-                   kGetSubsurface = 1;
+                   kGetSubsurface = 1, kCreateDataSource = 0, kSourceOffer = 0;
 
 uint32_t create(RawWire& w, uint32_t compositor, uint16_t opcode) {
   uint32_t id = w.new_id();
@@ -60,6 +60,20 @@ bool dotted_row(RawWire& w, uint32_t region, int n, int from = 0) {
 
 // State the cases keep between their two steps (one case runs at a time).
 uint32_t compositor, subcompositor, object;
+
+// wl_data_source.offer of 'mime'.
+bool offer(RawWire& w, const std::string& mime) {
+  return w.request(object, kSourceOffer, RawWire::string_words(mime));
+}
+
+// A wl_data_source (object) offering 'n' distinct types.
+bool source_with_types(RawWire& w, size_t n) {
+  uint32_t manager = w.bind("wl_data_device_manager", 3);
+  object = manager ? create(w, manager, kCreateDataSource) : 0;
+  for (size_t i = 0; object && i < n; ++i)
+    if (!offer(w, "text/x-hostile-" + std::to_string(i))) return false;
+  return object != 0;
+}
 
 bool bind_both(RawWire& w) {
   compositor = w.bind("wl_compositor", 5);
@@ -160,6 +174,21 @@ INSTANTIATE_TEST_SUITE_P(
                   [](RawWire& w) {
                     return w.request(object, kRegionSubtract,
                                      {uint32_t(2 * limits::kMaxRegionRects - 3), 0, 1, 1});
+                  }},
+        LimitCase{"MimeTypesOfOneSource", "mime types",
+                  [](RawWire& w) {
+                    // A type offered twice counts once.
+                    return source_with_types(w, limits::kMaxMimeTypesPerSource) &&
+                           offer(w, "text/x-hostile-0");
+                  },
+                  [](RawWire& w) { return offer(w, "text/x-hostile-last"); }},
+        LimitCase{"MimeTypeLength", "mime type longer than",
+                  [](RawWire& w) {
+                    return source_with_types(w, 0) &&
+                           offer(w, std::string(limits::kMaxMimeTypeBytes, 't'));
+                  },
+                  [](RawWire& w) {
+                    return offer(w, std::string(limits::kMaxMimeTypeBytes + 1, 'u'));
                   }},
         LimitCase{"ObjectsPerClient", "objects",
                   [](RawWire& w) {

@@ -24,6 +24,7 @@
 #include "linux-drm-syncobj-v1-client-protocol.h"
 #include "sync/dmabuf_fence.hpp"
 #include "sync/syncobj.hpp"
+#include "dmabuf_client.hpp"
 #include "frame_counter.hpp"
 #include "wl_client.hpp"
 
@@ -47,64 +48,8 @@ int64_t mono_ns() {
   return int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
-// Globals WlClient does not bind.
-struct Extras {
-  zwp_linux_dmabuf_v1* dmabuf = nullptr;
-  wp_linux_drm_syncobj_manager_v1* syncobj = nullptr;
-  bool xrgb_linear = false;
-};
-
-void dmabuf_format(void*, zwp_linux_dmabuf_v1*, uint32_t) {}
-void dmabuf_modifier(void* data, zwp_linux_dmabuf_v1*, uint32_t format, uint32_t hi, uint32_t lo) {
-  if (format == DRM_FORMAT_XRGB8888 && ((uint64_t(hi) << 32) | lo) == DRM_FORMAT_MOD_LINEAR)
-    static_cast<Extras*>(data)->xrgb_linear = true;
-}
-const zwp_linux_dmabuf_v1_listener kDmabufListener = {dmabuf_format, dmabuf_modifier};
-
-void on_global(void* data, wl_registry* reg, uint32_t name, const char* iface, uint32_t version) {
-  auto* x = static_cast<Extras*>(data);
-  std::string i = iface;
-  if (i == zwp_linux_dmabuf_v1_interface.name) {
-    x->dmabuf = static_cast<zwp_linux_dmabuf_v1*>(
-        wl_registry_bind(reg, name, &zwp_linux_dmabuf_v1_interface, std::min(version, 3u)));
-    zwp_linux_dmabuf_v1_add_listener(x->dmabuf, &kDmabufListener, x);
-  } else if (i == wp_linux_drm_syncobj_manager_v1_interface.name) {
-    x->syncobj = static_cast<wp_linux_drm_syncobj_manager_v1*>(
-        wl_registry_bind(reg, name, &wp_linux_drm_syncobj_manager_v1_interface, 1));
-  }
-}
-void on_global_remove(void*, wl_registry*, uint32_t) {}
-const wl_registry_listener kRegistryListener = {on_global, on_global_remove};
-
-Extras bind_extras(WlClient& c) {
-  Extras x;
-  wl_registry* reg = wl_display_get_registry(c.display());
-  wl_registry_add_listener(reg, &kRegistryListener, &x);
-  c.roundtrip();
-  c.roundtrip();
-  return x;
-}
-
-// A client "GPU" buffer: a vgem dumb buffer filled with one colour, as a wl_buffer.
-struct ClientBuffer {
-  std::unique_ptr<kmstest::DumbBuffer> dumb;
-  UniqueFd dmabuf;
-  wl_buffer* buffer = nullptr;
-};
-
 ClientBuffer make_buffer(int vgem, WlClient& c, const Extras& x, uint32_t pixel) {
-  ClientBuffer b;
-  b.dumb = std::make_unique<kmstest::DumbBuffer>(kmstest::DumbBuffer::create(vgem, kSize, kSize));
-  b.dumb->fill(pixel);
-  b.dmabuf = b.dumb->export_dmabuf();
-  uint64_t mod = x.xrgb_linear ? DRM_FORMAT_MOD_LINEAR : DRM_FORMAT_MOD_INVALID;
-  zwp_linux_buffer_params_v1* p = zwp_linux_dmabuf_v1_create_params(x.dmabuf);
-  zwp_linux_buffer_params_v1_add(p, b.dmabuf.get(), 0, 0, b.dumb->pitch(), uint32_t(mod >> 32),
-                                 uint32_t(mod));
-  b.buffer = zwp_linux_buffer_params_v1_create_immed(p, kSize, kSize, DRM_FORMAT_XRGB8888, 0);
-  zwp_linux_buffer_params_v1_destroy(p);
-  c.roundtrip();
-  return b;
+  return make_dmabuf_buffer(vgem, c, x, kSize, kSize, pixel);
 }
 
 // How many pixels of the whole output have this colour (within 40 per channel).
