@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/limits.hpp"
 #include "core/server.hpp"
 #include "util/log.hpp"
 #include "xwayland/xwm.hpp"
@@ -18,6 +19,8 @@ namespace ferry::xwayland {
 
 namespace {
 constexpr const char* kUtf8Mime = "text/plain;charset=utf-8";
+// Atoms of an owner's TARGETS read at most (twice the types bridged: some are not types).
+constexpr uint32_t kTargetsRead = 2 * limits::kMaxMimeTypesPerSource;
 constexpr const char* kTextMime = "text/plain";
 }  // namespace
 
@@ -218,19 +221,25 @@ void SelectionBridge::selection_notify(xcb_selection_notify_event_t* ev) {
   if (ev->target == targets_) {
     if (ev->property == XCB_ATOM_NONE) return;
     xcb_get_property_reply_t* r = xcb_get_property_reply(
-        conn_, xcb_get_property(conn_, 1, window_, targets_, XCB_ATOM_ATOM, 0, 4096), nullptr);
+        conn_, xcb_get_property(conn_, 1, window_, targets_, XCB_ATOM_ATOM, 0, kTargetsRead), nullptr);
     if (!r) return;
+    // The same limits as a Wayland data source's offer (core/limits.hpp): each atom's name
+    // is a round trip to the X server, and every type is announced to the focused client.
     std::vector<std::string> mimes;
     auto* atoms = static_cast<xcb_atom_t*>(xcb_get_property_value(r));
     int n = xcb_get_property_value_length(r) / 4;
-    for (int i = 0; i < n; ++i) {
+    for (int i = 0; i < n && mimes.size() < limits::kMaxMimeTypesPerSource; ++i) {
       std::string mime;
       if (atoms[i] == utf8_) mime = kUtf8Mime;
       else if (atoms[i] == string_ || atoms[i] == text_) mime = kTextMime;
       else if (std::string name = atom_name(atoms[i]); name.find('/') != std::string::npos) mime = name;
-      if (!mime.empty() && std::find(mimes.begin(), mimes.end(), mime) == mimes.end())
+      if (!mime.empty() && mime.size() <= limits::kMaxMimeTypeBytes &&
+          std::find(mimes.begin(), mimes.end(), mime) == mimes.end())
         mimes.push_back(mime);
     }
+    if (n == int(kTargetsRead) || mimes.size() == limits::kMaxMimeTypesPerSource)
+      log_info("xwayland: the X selection owner offers %d or more targets; the first %zu types "
+               "are bridged", n, mimes.size());
     std::free(r);
     if (mimes.empty()) return;
     // x_source_ is the new one before the seat announces it (wayland_selection_changed
