@@ -246,8 +246,10 @@ void Output::repaint() {
   }
   frame_wanted_ = false;
 
-  if (content && !capture_wanted_ && !compose_cursor && try_direct_scanout()) {
-    in_flight_complete_ = false;
+  // A capture needs a composed frame, unless the backend reads its direct frames itself.
+  bool direct_ok = !capture_wanted_ || backend_->front_shows_direct_frames();
+  if (content && direct_ok && !compose_cursor && try_direct_scanout()) {
+    in_flight_complete_ = backend_->front_shows_direct_frames();
     damage_.clear();
     history_.clear();  // composed targets no longer hold the previous frame
     frame_in_flight_ = true;
@@ -434,6 +436,14 @@ Surface* Output::choose_overlay(bool compose_all) {
   return chosen;
 }
 
+bool Output::shows_one_to_one(const Surface& surface, int32_t w, int32_t h) const {
+  double sx, sy, sw, sh;
+  surface.source_box(&sx, &sy, &sw, &sh);
+  return w == fb_width() && h == fb_height() && transform_ == Transform::normal &&
+         surface.buffer_transform() == Transform::normal && sx == 0 && sy == 0 && sw == w &&
+         sh == h;
+}
+
 bool Output::try_direct_scanout() {
   // Only the topmost visible surface matters, and only when it alone fills the output.
   std::vector<SceneItem> items;
@@ -446,10 +456,12 @@ bool Output::try_direct_scanout() {
   const SceneItem& top = items.back();
   backend_->set_scanout_candidate(top.box == layout_box() ? top.surface : nullptr);
   Buffer* buffer = top.surface->buffer();  // kept only for buffers that are not copied (dmabuf)
-  // Else an offloaded frame in the transfer engine's dmabuf carrier, which a plane can show.
+  // Else the surface's texture: an offloaded frame in the transfer engine's dmabuf carrier,
+  // which a plane can show, or uploaded shm contents, which a headless output shows as its
+  // frame.
   const SurfaceTexture* tex = buffer ? nullptr : top.surface->texture();
   const bool carrier = tex && tex->scanout();
-  if ((!buffer && !carrier) || top.box != layout_box()) return false;
+  if ((!buffer && !tex) || top.box != layout_box()) return false;
   Region uncovered(Rect{0, 0, top.box.width, top.box.height});
   uncovered.subtract(top.surface->opaque_region());
   bool covers = (buffer ? !buffer->has_alpha() : tex->opaque()) || uncovered.empty();

@@ -86,6 +86,9 @@ class OutputBackend {
     (void)covers_output;
     return false;
   }
+  // Whether front_target() shows a frame that try_direct_scanout() took (the headless
+  // backend reads the surface's texture itself); false: a capture needs a composed frame.
+  virtual bool front_shows_direct_frames() const { return false; }
   // When the composed frame presented last was ready for its vblank (CLOCK_MONOTONIC ns:
   // rendered and, on KMS, committed to the kernel), for the frame scheduler's compose
   // times; 0: not known (then the end of submit() counts, right for a backend that waits
@@ -147,6 +150,11 @@ class Output {
   // Framebuffer size (mode size).
   int32_t fb_width() const { return mode_.width; }
   int32_t fb_height() const { return mode_.height; }
+  // Whether 'surface', whose buffer is w x h pixels, maps onto the framebuffer pixel for
+  // pixel: the mode's size, no output or buffer transform, no crop. The test of every
+  // backend's direct path (KMS scanout, nested pass-through, headless direct frames), made
+  // after try_direct_scanout() found the surface alone on top and covering the output.
+  bool shows_one_to_one(const Surface& surface, int32_t w, int32_t h) const;
 
   // Marks a layout-coordinate region as needing a redraw and schedules a repaint.
   void add_damage(const Region& layout_region);

@@ -349,12 +349,7 @@ bool HostOutput::try_direct_scanout(Surface& surface, bool covers_output) {
   std::erase_if(passes_, [](const auto& kv) { return kv.second->client_gone; });
   auto* b = DmabufBuffer::from_buffer(surface.buffer());
   const HostGlobals& g = host_.globals();
-  double sx, sy, sw, sh;
-  surface.source_box(&sx, &sy, &sw, &sh);
-  bool fits = b && covers_output && b->width() == output_.fb_width() &&
-              b->height() == output_.fb_height() && output_.transform() == Transform::normal &&
-              surface.buffer_transform() == Transform::normal && sx == 0 && sy == 0 &&
-              sw == b->width() && sh == b->height();
+  bool fits = b && covers_output && output_.shows_one_to_one(surface, b->width(), b->height());
   if (!fits || !configured_ || host_.dead() || !g.dmabuf ||
       std::getenv("FERRY_NESTED_NO_PASSTHROUGH")) {
     passing_ = false;
