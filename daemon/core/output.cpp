@@ -299,6 +299,7 @@ void Output::repaint() {
     in_flight_composed_ = true;
     // From the planned start: a timer that fired late cost that time too.
     in_flight_start_ns_ = std::min(start_ns, plan_.start_ns);
+    in_flight_start_delay_ns_ = start_ns - plan_.start_ns;
     in_flight_cpu_end_ns_ = now_ns();
     in_flight_planned_seq_ = plan_.vblank_seq;
     wl_signal_emit_mutable(&on_frame, this);
@@ -491,6 +492,12 @@ void Output::presented(int64_t timestamp_ns, uint64_t seq, bool new_content) {
     int64_t done = std::max(in_flight_cpu_end_ns_, backend_ ? backend_->render_done_ns() : 0);
     stats_.last_compose_ns = done - in_flight_start_ns_;
     scheduler_.record_compose(stats_.last_compose_ns);
+    if (in_flight_planned_seq_ != 0 && seq > in_flight_planned_seq_)
+      log_debug("output %s: frame for vblank %llu shown at %llu: started %.2f ms after its "
+                "planned start, composed in %.2f ms (from the planned start), predicted %.2f ms",
+                name_.c_str(), (unsigned long long)in_flight_planned_seq_, (unsigned long long)seq,
+                double(in_flight_start_delay_ns_) / 1e6, double(stats_.last_compose_ns) / 1e6,
+                double(scheduler_.predicted_compose_ns()) / 1e6);
     scheduler_.frame_shown(in_flight_planned_seq_, seq);
     stats_.frames_late = scheduler_.misses();
     stats_.predicted_compose_ns = scheduler_.predicted_compose_ns();

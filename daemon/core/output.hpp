@@ -247,6 +247,7 @@ class Output {
   // vblank it was planned for.
   bool in_flight_composed_ = false;
   int64_t in_flight_start_ns_ = 0, in_flight_cpu_end_ns_ = 0;
+  int64_t in_flight_start_delay_ns_ = 0;  // how much later than planned its repaint ran
   uint64_t in_flight_planned_seq_ = 0;
   int64_t last_present_ns_ = 0;
   uint64_t last_seq_ = 0;
