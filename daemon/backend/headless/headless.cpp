@@ -125,8 +125,10 @@ class HeadlessBackend final : public OutputBackend {
     last_seq_ = next_seq_;
     if (pending_content_) {
       // The frame shown until now lets go of its texture (and buffer).
-      server_.egl().make_current();
-      front_direct_.release();
+      if (front_direct_.hold) {
+        server_.egl().make_current();
+        front_direct_.release();
+      }
       front_direct_ = std::move(pending_direct_);
       pending_direct_ = {};
       if (!front_direct_.hold) target_.age = 1;
