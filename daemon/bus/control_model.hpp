@@ -40,6 +40,10 @@ struct OutputInfo {
   uint64_t predicted_compose_us = 0;   // the frame scheduler's compose time prediction
   uint64_t cursor_plane_frames = 0;     // frames with the pointer on the cursor plane
   uint64_t cursor_composed_frames = 0;  // composed frames that drew the pointer
+  // Frames shown from a client's buffer without composition (KMS direct scanout, nested
+  // pass-through, headless direct frames), and of those from an offload carrier slot.
+  uint64_t direct_frames = 0;
+  uint64_t carrier_frames = 0;
 };
 
 struct ClientInfo {

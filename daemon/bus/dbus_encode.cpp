@@ -81,7 +81,9 @@ int append_outputs(sd_bus_message* m, const std::vector<OutputInfo>& outputs) {
         .add("FramesLate", o.frames_late)
         .add("PredictedComposeUs", o.predicted_compose_us)
         .add("CursorPlaneFrames", o.cursor_plane_frames)
-        .add("CursorComposedFrames", o.cursor_composed_frames);
+        .add("CursorComposedFrames", o.cursor_composed_frames)
+        .add("DirectFrames", o.direct_frames)
+        .add("CarrierFrames", o.carrier_frames);
   });
 }
 

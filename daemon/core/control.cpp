@@ -166,6 +166,8 @@ std::vector<bus::OutputInfo> ServerControl::outputs() const {
     i.predicted_compose_us = uint64_t(o->stats().predicted_compose_ns / 1000);
     i.cursor_plane_frames = o->stats().cursor_plane_frames;
     i.cursor_composed_frames = o->stats().cursor_composed_frames;
+    i.direct_frames = o->stats().direct_scanout;
+    i.carrier_frames = o->stats().carrier_scanout;
     out.push_back(std::move(i));
   }
   return out;

@@ -33,14 +33,21 @@ FrameScheduler::Plan FrameScheduler::plan(int64_t now_ns, int64_t period_ns) con
   if (!have_vblank_ || period_ns <= 0) return p;
   int64_t lead = 0;
   if (config_.enabled && !window_.empty()) lead = predicted_compose_ns() + config_.margin_ns;
-  // Composing takes a period or more: waiting cannot help, start at once.
-  if (lead >= period_ns) lead = 0;
-  // Smallest k >= 1 with last + k * period - lead > now.
-  int64_t behind = now_ns + lead - last_vblank_ns_;
-  int64_t k = behind < 0 ? 1 : behind / period_ns + 1;
+  // The next vblank: the smallest k >= 1 with last + k * period > now.
+  int64_t since = now_ns - last_vblank_ns_;
+  int64_t k = since < 0 ? 1 : since / period_ns + 1;
+  if (lead > 0 && last_vblank_ns_ + k * period_ns - lead <= now_ns) {
+    // Its deadline has passed (or composing takes a period or more): waiting for the next
+    // one would hold this frame a whole period more, so compose at once. The frame is
+    // planned for the first vblank the prediction says it makes; an earlier one it makes
+    // is a gain, not a miss.
+    int64_t ahead = now_ns + lead - last_vblank_ns_;
+    k = (ahead + period_ns - 1) / period_ns;
+  } else if (lead > 0) {
+    p.start_ns = last_vblank_ns_ + k * period_ns - lead;
+  }
   p.vblank_ns = last_vblank_ns_ + k * period_ns;
   p.vblank_seq = last_seq_ + uint64_t(k);
-  if (lead > 0) p.start_ns = std::max(now_ns, p.vblank_ns - lead);
   return p;
 }
 

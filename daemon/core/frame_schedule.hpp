@@ -3,7 +3,7 @@
 //   next vblank - predicted compose time - margin,
 // so that a commit arriving just before that deadline is still shown at that vblank, and
 // the frame is not composed a whole period early (when it would miss every commit made
-// during the wait). The prediction is a high percentile (p95) of the compose times measured
+// during the wait). Work that arrives after that deadline is composed at once. The prediction is a high percentile (p95) of the compose times measured
 // over the last frames, so one slow frame does not move it but a sustained slowdown does.
 // The next vblank is predicted from the last presented timestamp plus whole periods.
 //
@@ -47,9 +47,11 @@ class FrameScheduler {
     uint64_t vblank_seq = 0;  // its sequence number (0: unknown)
   };
   // Work appeared at 'now_ns' (damage, or callbacks waiting) on an output with 'period_ns'.
-  // Enabled: the first vblank V with V - lead > now, where lead = prediction +
-  // margin, and start = V - lead. A commit made before 'start' is
-  // therefore shown at V; one made after it at V + period. Disabled, before the first vblank
+  // Enabled, with lead = prediction + margin: V = the next vblank; while V - lead is
+  // ahead, start = V - lead (a commit made before 'start' is shown at V). Once it has passed
+  // (or lead is a period or more), start = now, planned for the first vblank >= now + lead:
+  // waiting for the next deadline would hold the frame a whole period, composing at once
+  // shows it at V whenever it is faster than predicted. Disabled, before the first vblank
   // or before the first measurement: start = now, V = the next vblank.
   Plan plan(int64_t now_ns, int64_t period_ns) const;
 

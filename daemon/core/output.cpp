@@ -246,8 +246,10 @@ void Output::repaint() {
   }
   frame_wanted_ = false;
 
-  if (content && !capture_wanted_ && !compose_cursor && try_direct_scanout()) {
-    in_flight_complete_ = false;
+  // A capture needs a composed frame, unless the backend reads its direct frames itself.
+  bool direct_ok = !capture_wanted_ || backend_->front_shows_direct_frames();
+  if (content && direct_ok && !compose_cursor && try_direct_scanout()) {
+    in_flight_complete_ = backend_->front_shows_direct_frames();
     damage_.clear();
     history_.clear();  // composed targets no longer hold the previous frame
     frame_in_flight_ = true;
@@ -297,6 +299,7 @@ void Output::repaint() {
     in_flight_composed_ = true;
     // From the planned start: a timer that fired late cost that time too.
     in_flight_start_ns_ = std::min(start_ns, plan_.start_ns);
+    in_flight_start_delay_ns_ = start_ns - plan_.start_ns;
     in_flight_cpu_end_ns_ = now_ns();
     in_flight_planned_seq_ = plan_.vblank_seq;
     wl_signal_emit_mutable(&on_frame, this);
@@ -435,6 +438,14 @@ Surface* Output::choose_overlay(bool compose_all) {
   return chosen;
 }
 
+bool Output::shows_one_to_one(const Surface& surface, int32_t w, int32_t h) const {
+  double sx, sy, sw, sh;
+  surface.source_box(&sx, &sy, &sw, &sh);
+  return w == fb_width() && h == fb_height() && transform_ == Transform::normal &&
+         surface.buffer_transform() == Transform::normal && sx == 0 && sy == 0 && sw == w &&
+         sh == h;
+}
+
 bool Output::try_direct_scanout() {
   // Only the topmost visible surface matters, and only when it alone fills the output.
   std::vector<SceneItem> items;
@@ -447,10 +458,12 @@ bool Output::try_direct_scanout() {
   const SceneItem& top = items.back();
   backend_->set_scanout_candidate(top.box == layout_box() ? top.surface : nullptr);
   Buffer* buffer = top.surface->buffer();  // kept only for buffers that are not copied (dmabuf)
-  // Else an offloaded frame in the transfer engine's dmabuf carrier, which a plane can show.
+  // Else the surface's texture: an offloaded frame in the transfer engine's dmabuf carrier,
+  // which a plane can show, or uploaded shm contents, which a headless output shows as its
+  // frame.
   const SurfaceTexture* tex = buffer ? nullptr : top.surface->texture();
   const bool carrier = tex && tex->scanout();
-  if ((!buffer && !carrier) || top.box != layout_box()) return false;
+  if ((!buffer && !tex) || top.box != layout_box()) return false;
   Region uncovered(Rect{0, 0, top.box.width, top.box.height});
   uncovered.subtract(top.surface->opaque_region());
   bool covers = (buffer ? !buffer->has_alpha() : tex->opaque()) || uncovered.empty();
@@ -480,6 +493,12 @@ void Output::presented(int64_t timestamp_ns, uint64_t seq, bool new_content) {
     int64_t done = std::max(in_flight_cpu_end_ns_, backend_ ? backend_->render_done_ns() : 0);
     stats_.last_compose_ns = done - in_flight_start_ns_;
     scheduler_.record_compose(stats_.last_compose_ns);
+    if (in_flight_planned_seq_ != 0 && seq > in_flight_planned_seq_)
+      log_debug("output %s: frame for vblank %llu shown at %llu: started %.2f ms after its "
+                "planned start, composed in %.2f ms (from the planned start), predicted %.2f ms",
+                name_.c_str(), (unsigned long long)in_flight_planned_seq_, (unsigned long long)seq,
+                double(in_flight_start_delay_ns_) / 1e6, double(stats_.last_compose_ns) / 1e6,
+                double(scheduler_.predicted_compose_ns()) / 1e6);
     scheduler_.frame_shown(in_flight_planned_seq_, seq);
     stats_.frames_late = scheduler_.misses();
     stats_.predicted_compose_ns = scheduler_.predicted_compose_ns();

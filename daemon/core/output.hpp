@@ -89,6 +89,9 @@ class OutputBackend {
     (void)covers_output;
     return false;
   }
+  // Whether front_target() shows a frame that try_direct_scanout() took (the headless
+  // backend reads the surface's texture itself); false: a capture needs a composed frame.
+  virtual bool front_shows_direct_frames() const { return false; }
   // When the composed frame presented last was ready for its vblank (CLOCK_MONOTONIC ns:
   // rendered and, on KMS, committed to the kernel), for the frame scheduler's compose
   // times; 0: not known (then the end of submit() counts, right for a backend that waits
@@ -150,6 +153,11 @@ class Output {
   // Framebuffer size (mode size).
   int32_t fb_width() const { return mode_.width; }
   int32_t fb_height() const { return mode_.height; }
+  // Whether 'surface', whose buffer is w x h pixels, maps onto the framebuffer pixel for
+  // pixel: the mode's size, no output or buffer transform, no crop. The test of every
+  // backend's direct path (KMS scanout, nested pass-through, headless direct frames), made
+  // after try_direct_scanout() found the surface alone on top and covering the output.
+  bool shows_one_to_one(const Surface& surface, int32_t w, int32_t h) const;
 
   // Marks a layout-coordinate region as needing a redraw and schedules a repaint.
   void add_damage(const Region& layout_region);
@@ -242,6 +250,7 @@ class Output {
   // vblank it was planned for.
   bool in_flight_composed_ = false;
   int64_t in_flight_start_ns_ = 0, in_flight_cpu_end_ns_ = 0;
+  int64_t in_flight_start_delay_ns_ = 0;  // how much later than planned its repaint ran
   uint64_t in_flight_planned_seq_ = 0;
   int64_t last_present_ns_ = 0;
   uint64_t last_seq_ = 0;

@@ -208,6 +208,16 @@ void Surface::apply_state(SurfaceState& p) {
     if (!p.surface_damage.empty() || !texture_) upload = Region(Rect{0, 0, shm->width(), shm->height()});
     std::string error;
     if (texture_ && texture_->imported()) texture_.reset();  // never write a client's dmabuf
+    if (texture_ && texture_->held()) {
+      // An output shows the texture as its frame (headless direct frames): these contents go
+      // into the other one of a pair, whole (it holds an older frame). Reusing it spares
+      // allocating (and clearing) a texture per frame.
+      if (spare_texture_ && spare_texture_->held()) spare_texture_.reset();
+      std::swap(texture_, spare_texture_);
+      upload = Region(Rect{0, 0, shm->width(), shm->height()});
+    } else {
+      spare_texture_.reset();  // composed again: one texture is enough
+    }
     // An offloaded client's frame crosses from the render device (offload/); otherwise,
     // or when that path cannot take it, the display device uploads it.
     SurfaceTransferPath* path = server_.transfer_path();
@@ -247,6 +257,7 @@ void Surface::apply_state(SurfaceState& p) {
     has_texture_content_ = texture_ != nullptr;
   } else if (buffer_changed && !buffer_) {
     texture_.reset();
+    spare_texture_.reset();
     has_texture_content_ = false;
   }
 

@@ -175,6 +175,8 @@ class Surface {
   Listener pending_buffer_destroy_;
   BufferRef buffer_;
   std::unique_ptr<SurfaceTexture> texture_;
+  // The other texture of a pair while an output shows texture_ as its frame (shm only).
+  std::unique_ptr<SurfaceTexture> spare_texture_;
   Region damage_;
   bool has_texture_content_ = false;
   int32_t width_ = 0, height_ = 0;

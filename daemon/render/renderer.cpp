@@ -50,8 +50,16 @@ Mat3 layout_to_fb(const Rect& box, int32_t scale, Transform t) {
 
 }  // namespace
 
-SurfaceTexture::~SurfaceTexture() {
-  if (tex_ && owned_) glDeleteTextures(1, &tex_);
+SurfaceTexture::~SurfaceTexture() = default;  // storage_ deletes an owned texture
+
+void SurfaceTexture::own(GLuint tex) {
+  tex_ = tex;
+  // The deleter runs on the main thread with the renderer's context current: where the
+  // surface or the backend holding it lets go.
+  storage_ = std::shared_ptr<const GLuint>(new GLuint(tex), [](const GLuint* t) {
+    glDeleteTextures(1, t);
+    delete t;
+  });
 }
 
 std::unique_ptr<SurfaceTexture> Renderer::borrow(GLuint texture, int32_t width, int32_t height,
@@ -174,10 +182,13 @@ bool Renderer::upload_pixels(std::unique_ptr<SurfaceTexture>& tex, const uint8_t
   }
   egl_->make_current();
   Region damage = buffer_damage;
-  if (!tex || !tex->owned_ || tex->width_ != w || tex->height_ != h ||
+  // A texture an output shows as its frame keeps its pixels: the new ones go elsewhere.
+  if (!tex || !tex->owned_ || tex->held() || tex->width_ != w || tex->height_ != h ||
       tex->drm_format_ != f->drm) {
     tex = std::unique_ptr<SurfaceTexture>(new SurfaceTexture());
-    glGenTextures(1, &tex->tex_);
+    GLuint id = 0;
+    glGenTextures(1, &id);
+    tex->own(id);
     glBindTexture(GL_TEXTURE_2D, tex->tex_);
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_LINEAR);
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_LINEAR);
@@ -424,10 +435,13 @@ bool Renderer::read_pixels(const RenderTarget& target, const Rect& r, uint32_t d
   glPixelStorei(GL_PACK_ROW_LENGTH, stride / 4);
   glReadPixels(r.x, r.y, r.width, r.height, GL_RGBA, GL_UNSIGNED_BYTE, dst);
   glPixelStorei(GL_PACK_ROW_LENGTH, 0);
-  if (bgra) {
+  if (bgra || target.opaque) {
     for (int32_t y = 0; y < r.height; ++y) {
       uint8_t* row = dst + size_t(y) * size_t(stride);
-      for (int32_t x = 0; x < r.width; ++x) std::swap(row[x * 4], row[x * 4 + 2]);
+      for (int32_t x = 0; x < r.width; ++x) {
+        if (bgra) std::swap(row[x * 4], row[x * 4 + 2]);
+        if (target.opaque) row[x * 4 + 3] = 0xff;
+      }
     }
   }
   return glGetError() == GL_NO_ERROR;

@@ -72,10 +72,17 @@ class SurfaceTexture {
   // Non-null: the same pixels in a buffer a plane may show (set by the transfer engine).
   const ScanoutSource* scanout() const { return scanout_.fd >= 0 ? &scanout_ : nullptr; }
   void set_scanout(ScanoutSource source) { scanout_ = std::move(source); }
+  // Keeps the GL texture (owned ones only; null otherwise) alive and its pixels unchanged
+  // while a copy lives, for a backend that shows it as its output's frame (headless direct
+  // frames): the renderer uploads the next contents into a new texture meanwhile.
+  std::shared_ptr<const void> hold() const { return storage_; }
+  bool held() const { return storage_.use_count() > 1; }
 
  private:
   friend class Renderer;
+  void own(GLuint tex);  // tex_ = tex, deleted when the last hold() goes
   GLuint tex_ = 0;
+  std::shared_ptr<const void> storage_;  // owned textures: deletes tex_ last
   int32_t width_ = 0, height_ = 0;
   uint32_t drm_format_ = 0;
   bool opaque_ = false;

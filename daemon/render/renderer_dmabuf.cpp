@@ -25,7 +25,7 @@ bool Renderer::import_dmabuf(std::unique_ptr<SurfaceTexture>& tex, DmabufBuffer&
   GLuint id = bind_dmabuf_image(*egl_, cache->image(), buffer.attributes(), error);
   if (!id) return false;
   auto t = std::unique_ptr<SurfaceTexture>(new SurfaceTexture());
-  t->tex_ = id;
+  t->own(id);
   t->width_ = buffer.width();
   t->height_ = buffer.height();
   t->drm_format_ = buffer.drm_format();

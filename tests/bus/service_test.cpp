@@ -70,6 +70,8 @@ TEST_F(ServiceTest, PropertiesCarryTheModel) {
   EXPECT_EQ(snap.outputs[0].num("PredictedComposeUs"), 5200);
   EXPECT_EQ(snap.outputs[0].num("CursorPlaneFrames"), 700);
   EXPECT_EQ(snap.outputs[0].num("CursorComposedFrames"), 3);
+  EXPECT_EQ(snap.outputs[0].num("DirectFrames"), 280);
+  EXPECT_EQ(snap.outputs[0].num("CarrierFrames"), 30);
 
   ASSERT_EQ(snap.clients.size(), 2u);
   EXPECT_EQ(snap.clients[0].num("Pid"), 4242);

@@ -235,6 +235,8 @@ std::vector<bus::OutputInfo> FakeModel::outputs() const {
   o.predicted_compose_us = 5200;
   o.cursor_plane_frames = 700;
   o.cursor_composed_frames = 3;
+  o.direct_frames = 280;
+  o.carrier_frames = 30;
   return {o};
 }
 

@@ -1,6 +1,8 @@
 // The pointer's image in captures (in-process, fixture in seat_fixture.hpp): a client's
 // cursor surface at pointer − hotspot, only with overlay_cursor; motion and attach offsets
-// move it; a null cursor hides it; over the background the Xcursor theme's image.
+// move it; a null cursor hides it; over the background the Xcursor theme's image. And the
+// headless backend's direct frames (a full-screen opaque window shown without composition),
+// which the cursor or a window above turns back into composition.
 
 #include <drm_fourcc.h>
 
@@ -8,6 +10,7 @@
 #include "core/cursor.hpp"
 #include "core/cursor_theme.hpp"
 #include "core/live_input.hpp"
+#include "core/output.hpp"
 #include "seat_fixture.hpp"
 #include "wlr-screencopy-unstable-v1-client-protocol.h"
 
@@ -72,19 +75,25 @@ class CursorTest : public SeatTest {
 
   // A 16x12 opaque cursor whose every pixel differs: (x, y) -> 0xff, 16x, 16y, 0x5a.
   static uint32_t pattern(int x, int y) { return uint32_t(x * 16) << 16 | uint32_t(y * 16) << 8 | 0x5a; }
-  wl_buffer* pattern_buffer(Client& c) {
-    int w = 16, h = 12, stride = w * 4, size = stride * h;
+  // A w x h wl_shm buffer of its own pool, pixel (x, y) = px(x, y).
+  template <class F>
+  wl_buffer* fill_buffer(Client& c, int w, int h, uint32_t shm_format, F px) {
+    int stride = w * 4, size = stride * h;
     int fd = memfd_create("cursor", MFD_CLOEXEC);
     EXPECT_EQ(ftruncate(fd, size), 0);
-    auto* px = static_cast<uint32_t*>(mmap(nullptr, size_t(size), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+    auto* mem = static_cast<uint32_t*>(mmap(nullptr, size_t(size), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
     for (int y = 0; y < h; ++y)
-      for (int x = 0; x < w; ++x) px[y * w + x] = 0xff000000u | pattern(x, y);
-    munmap(px, size_t(size));
+      for (int x = 0; x < w; ++x) mem[y * w + x] = px(x, y);
+    munmap(mem, size_t(size));
     wl_shm_pool* pool = wl_shm_create_pool(c.shm, fd, size);
-    wl_buffer* b = c.track(wl_shm_pool_create_buffer(pool, 0, w, h, stride, WL_SHM_FORMAT_ARGB8888));
+    wl_buffer* b = c.track(wl_shm_pool_create_buffer(pool, 0, w, h, stride, shm_format));
     wl_shm_pool_destroy(pool);
     close(fd);
     return b;
+  }
+  wl_buffer* pattern_buffer(Client& c) {
+    return fill_buffer(c, 16, 12, WL_SHM_FORMAT_ARGB8888,
+                       [](int x, int y) { return 0xff000000u | pattern(x, y); });
   }
 
   // Counts pixels of the 16x12 pattern at (x, y) (top-left) that match exactly.
@@ -318,6 +327,188 @@ TEST_F(CursorTest, ConfigReloadReplacesTheDefaultImage) {
     }
   EXPECT_GT(opaque, 20);
   EXPECT_EQ(matching, opaque);
+}
+
+// The headless backend's direct frames: a window that fills the output 1:1 with an opaque
+// buffer and nothing above it is shown as its own texture, without composition; captures
+// read that texture, and a window or a composed cursor above it brings composition back,
+// drawn whole. Every pixel is compared.
+class DirectFrameTest : public CursorTest {
+ protected:
+  // XRGB8888 with every pixel different across the output; the X byte is 0, so a read
+  // that took the client's bytes for alpha would show it.
+  static uint32_t direct_pattern(int x, int y) {
+    return uint32_t(x * 255 / (kW - 1)) << 16 | uint32_t(y * 255 / (kH - 1)) << 8 |
+           uint32_t((x * 7 + y * 13) & 0xff);
+  }
+  wl_buffer* xrgb_buffer(Client& c, uint32_t solid, bool pattern) {
+    return fill_buffer(c, kW, kH, WL_SHM_FORMAT_XRGB8888,
+                       [&](int x, int y) { return pattern ? direct_pattern(x, y) : solid; });
+  }
+  void show(wl_surface* s, wl_buffer* b) {
+    mark();
+    wl_surface_attach(s, b, 0, 0);
+    wl_surface_damage_buffer(s, 0, 0, kW, kH);
+    wl_surface_commit(s);
+  }
+  // Pixels of the capture that differ from the pattern outside 'except' (layout box).
+  static int pattern_misses(const Capture& cap, const Rect& except = {}) {
+    int misses = 0;
+    for (int y = 0; y < kH; ++y)
+      for (int x = 0; x < kW; ++x)
+        if (!except.contains(x, y) && cap.at(x, y) != direct_pattern(x, y)) misses++;
+    return misses;
+  }
+  Output& output() { return *server_->outputs().front(); }
+  // Makes the window fullscreen and acks the configure that says so.
+  void go_fullscreen(Client& c, Window& w) {
+    w.configured = false;
+    xdg_toplevel_set_fullscreen(w.toplevel, nullptr);
+    ASSERT_TRUE(roundtrip(c));
+    ASSERT_TRUE(pump_until([&] { return w.configured; }));
+    xdg_surface_ack_configure(w.xdg, w.configure_serial);
+  }
+  // Direct frames counted from mark() on (show() marks: frames may come during its
+  // roundtrips already).
+  void mark() { mark_ = output().stats().direct_scanout; }
+  bool direct_since_mark() {
+    return pump_until([&] { return output().stats().direct_scanout > mark_; });
+  }
+  uint64_t mark_ = 0;
+};
+
+TEST_F(DirectFrameTest, FullScreenOpaqueWindowIsTheFrameAndCapturesReadIt) {
+  Client& c = connect();
+  bind_extras(c);
+  auto win = map_window(c, kW, kH);  // ARGB8888 without an opaque region: composed
+  go_fullscreen(c, *win);
+  show(win->surface, xrgb_buffer(c, 0x0000ff, false));
+  ASSERT_TRUE(roundtrip(c));
+  int32_t ox = -1, oy = -1;
+  ASSERT_TRUE(origin_of(last_server_surface(), &ox, &oy));
+  ASSERT_EQ(ox, 0);
+  ASSERT_EQ(oy, 0);
+  input_->move_to(100, 100);
+  settle();
+  wl_pointer_set_cursor(pointer_, enter_serial(c), nullptr, 0, 0);  // as games do
+  ASSERT_TRUE(roundtrip(c));
+  EXPECT_EQ(output().stats().direct_scanout, 0u);
+
+  show(win->surface, xrgb_buffer(c, 0, true));
+  ASSERT_TRUE(direct_since_mark());
+  const uint64_t composed = output().stats().frames_composed;
+  Capture cap = capture(c, false);
+  EXPECT_EQ(pattern_misses(cap), 0);
+  cap = capture(c, true);
+  EXPECT_EQ(pattern_misses(cap), 0);
+  EXPECT_EQ(output().stats().frames_composed, composed) << "the captures composed a frame";
+  // Read as RGBA (--screenshot's way): alpha 1, not the client's X byte.
+  std::vector<uint8_t> rgba(size_t(kW) * kH * 4);
+  ASSERT_TRUE(output().read_front(Rect{0, 0, kW, kH}, false, DRM_FORMAT_ABGR8888, rgba.data(), kW * 4));
+  int wrong = 0;
+  for (int y = 0; y < kH; y += 7)
+    for (int x = 0; x < kW; x += 5) {
+      const uint8_t* p = &rgba[(size_t(y) * kW + size_t(x)) * 4];
+      uint32_t want = direct_pattern(x, y);
+      if (p[0] != (want >> 16 & 0xff) || p[1] != (want >> 8 & 0xff) || p[2] != (want & 0xff) ||
+          p[3] != 0xff)
+        wrong++;
+    }
+  EXPECT_EQ(wrong, 0);
+
+  // A commit while the texture is on screen goes into another texture: the frame on
+  // screen keeps its pixels until the next vblank shows the new ones.
+  bool checked = false;
+  for (int attempt = 0; attempt < 20 && !checked; ++attempt) {
+    show(win->surface, xrgb_buffer(c, 0, true));
+    ASSERT_TRUE(direct_since_mark());
+    ASSERT_TRUE(pump_until([&] { return !output().has_pending_damage(); }));
+    const uint64_t shown = output().stats().frames_presented;
+    show(win->surface, xrgb_buffer(c, 0x00ff00, false));
+    ASSERT_TRUE(roundtrip(c));
+    if (output().stats().frames_presented != shown) continue;  // a vblank came between
+    uint32_t px[4] = {};
+    ASSERT_TRUE(output().read_front(Rect{10, 20, 4, 1}, false, DRM_FORMAT_XRGB8888,
+                                    reinterpret_cast<uint8_t*>(px), 16));
+    EXPECT_EQ(px[0] & 0xffffff, direct_pattern(10, 20));
+    EXPECT_EQ(px[3] & 0xffffff, direct_pattern(13, 20));
+    checked = true;
+    show(win->surface, xrgb_buffer(c, 0, true));
+    ASSERT_TRUE(roundtrip(c));
+  }
+  EXPECT_TRUE(checked) << "no commit landed between two vblanks";
+  ASSERT_TRUE(direct_since_mark());
+  EXPECT_EQ(pattern_misses(capture(c, false)), 0);
+}
+
+TEST_F(DirectFrameTest, AWindowOrACursorAboveBringsCompositionBackDrawnWhole) {
+  Client& c = connect();
+  bind_extras(c);
+  auto win = map_window(c, kW, kH);
+  go_fullscreen(c, *win);
+  input_->move_to(100, 100);
+  settle();
+  const uint32_t serial = enter_serial(c);
+  wl_pointer_set_cursor(pointer_, serial, nullptr, 0, 0);
+  show(win->surface, xrgb_buffer(c, 0, true));
+  ASSERT_TRUE(roundtrip(c));
+  ASSERT_TRUE(direct_since_mark());
+
+  // A subsurface above it (the composed target still holds the first, blue frame: drawn
+  // only where the subsurface is, the capture would show that blue around it).
+  uint64_t composed = output().stats().frames_composed;
+  const Rect box{300, 200, 200, 150};
+  wl_surface* child = c.track(wl_compositor_create_surface(c.compositor));
+  wl_subsurface* sub = c.track(wl_subcompositor_get_subsurface(c.subcompositor, child, win->surface));
+  wl_subsurface_set_position(sub, box.x, box.y);
+  wl_surface_attach(child, make_buffer(c, box.width, box.height, 0xff3366cc), 0, 0);
+  wl_surface_damage_buffer(child, 0, 0, box.width, box.height);
+  wl_surface_commit(child);
+  wl_surface_commit(win->surface);  // a synchronized subsurface shows with its parent
+  ASSERT_TRUE(roundtrip(c));
+  Capture cap = capture(c, false);
+  EXPECT_GT(output().stats().frames_composed, composed);
+  EXPECT_EQ(pattern_misses(cap, box), 0);
+  int window = 0;
+  for (int y = box.y; y < box.bottom(); ++y)
+    for (int x = box.x; x < box.right(); ++x) window += cap.at(x, y) == kWindow;
+  EXPECT_EQ(window, box.width * box.height);
+
+  // Gone again: direct frames, the whole pattern.
+  mark();
+  wl_subsurface_destroy(sub);
+  c.untrack(sub);
+  wl_surface_destroy(child);
+  c.untrack(child);
+  wl_surface_commit(win->surface);
+  ASSERT_TRUE(roundtrip(c));
+  ASSERT_TRUE(direct_since_mark());
+  EXPECT_EQ(pattern_misses(capture(c, false)), 0);
+
+  // A cursor image is composed on headless (no cursor plane): composition again, with it
+  // in the capture that asks for it and out of the one that does not. Its damage is its
+  // box alone; the composed target still shows the subsurface: the frame must be drawn
+  // whole.
+  wl_surface* cursor = c.track(wl_compositor_create_surface(c.compositor));
+  wl_surface_attach(cursor, pattern_buffer(c), 0, 0);
+  wl_surface_damage_buffer(cursor, 0, 0, 16, 12);
+  wl_surface_commit(cursor);
+  composed = output().stats().frames_composed;
+  wl_pointer_set_cursor(pointer_, serial, cursor, 0, 0);
+  ASSERT_TRUE(roundtrip(c));
+  cap = capture(c, true);
+  EXPECT_EQ(pattern_hits(cap, 100, 100), 16 * 12);
+  EXPECT_EQ(pattern_misses(cap, Rect{100, 100, 16, 12}), 0);
+  EXPECT_EQ(pattern_misses(capture(c, false)), 0);
+  EXPECT_GT(output().stats().frames_composed, composed);
+  EXPECT_GT(output().stats().cursor_composed_frames, 0u);
+
+  // Hidden: direct frames again.
+  wl_pointer_set_cursor(pointer_, serial, nullptr, 0, 0);
+  show(win->surface, xrgb_buffer(c, 0, true));
+  ASSERT_TRUE(roundtrip(c));
+  ASSERT_TRUE(direct_since_mark());
+  EXPECT_EQ(pattern_misses(capture(c, true)), 0);
 }
 
 }  // namespace

@@ -26,7 +26,7 @@ TEST(FrameSchedule, DeadlineIsNextVblankMinusPredictionMinusMargin) {
   EXPECT_EQ(p.start_ns, 1000 * kMs + kPeriod - 4 * kMs);
 }
 
-TEST(FrameSchedule, CommitBeforeDeadlineMakesNextVblankAfterItTheOneAfter) {
+TEST(FrameSchedule, CommitBeforeDeadlineWaitsForItAfterItComposesAtOnce) {
   FrameScheduler s = with_samples(3 * kMs, 10, 1 * kMs);
   s.presented(1000 * kMs, 60);
   const int64_t deadline = 1000 * kMs + kPeriod - 4 * kMs;
@@ -34,9 +34,17 @@ TEST(FrameSchedule, CommitBeforeDeadlineMakesNextVblankAfterItTheOneAfter) {
   EXPECT_EQ(before.vblank_seq, 61u);
   EXPECT_EQ(before.start_ns, deadline);
   FrameScheduler::Plan at = s.plan(deadline, kPeriod);
-  EXPECT_EQ(at.vblank_seq, 62u);
-  EXPECT_EQ(at.vblank_ns, 1000 * kMs + 2 * kPeriod);
-  EXPECT_EQ(at.start_ns, deadline + kPeriod);
+  EXPECT_EQ(at.start_ns, deadline);
+  EXPECT_EQ(at.vblank_seq, 61u);
+  // After the deadline: at once (not a period later), planned for the vblank after (the
+  // prediction says 61 is out of reach; showing it there is a gain, not a miss).
+  FrameScheduler::Plan after = s.plan(deadline + 1, kPeriod);
+  EXPECT_EQ(after.start_ns, deadline + 1);
+  EXPECT_EQ(after.vblank_seq, 62u);
+  EXPECT_EQ(after.vblank_ns, 1000 * kMs + 2 * kPeriod);
+  FrameScheduler::Plan late = s.plan(1000 * kMs + kPeriod - 1 * kMs, kPeriod);
+  EXPECT_EQ(late.start_ns, 1000 * kMs + kPeriod - 1 * kMs);
+  EXPECT_EQ(late.vblank_seq, 62u);
   // Several periods without a vblank report (an idle output): the grid still holds.
   FrameScheduler::Plan later = s.plan(1000 * kMs + 5 * kPeriod + 1 * kMs, kPeriod);
   EXPECT_EQ(later.vblank_seq, 66u);
@@ -77,9 +85,14 @@ TEST(FrameSchedule, ComposeLongerThanAPeriodStartsAtOnce) {
   FrameScheduler s = with_samples(40 * kMs, 10);
   s.presented(1000 * kMs, 5);
   FrameScheduler::Plan p = s.plan(1001 * kMs, kPeriod);
-  // Composing takes longer than a period: waiting cannot help, start at once.
+  // Composing takes longer than a period: waiting cannot help, start at once, planned for
+  // the first vblank at or after now + 41 ms (1050 ms, three periods on).
   EXPECT_EQ(p.start_ns, 1001 * kMs);
-  EXPECT_EQ(p.vblank_seq, 6u);
+  EXPECT_EQ(p.vblank_seq, 8u);
+  // Exactly on a vblank: that one.
+  FrameScheduler t = with_samples(2 * kPeriod - 1 * kMs, 10, 1 * kMs);
+  t.presented(1000 * kMs, 5);
+  EXPECT_EQ(t.plan(1000 * kMs, kPeriod).vblank_seq, 7u);
 }
 
 TEST(FrameSchedule, DisabledComposesImmediately) {

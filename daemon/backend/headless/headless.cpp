@@ -3,7 +3,10 @@
 #include <sys/timerfd.h>
 #include <wayland-server-core.h>
 
+#include <cstdlib>
+
 #include "core/server.hpp"
+#include "core/surface.hpp"
 #include "presentation-time-protocol.h"
 #include "render/egl_context.hpp"
 #include "render/renderer.hpp"
@@ -29,6 +32,8 @@ class HeadlessBackend final : public OutputBackend {
   ~HeadlessBackend() override {
     if (source_) wl_event_source_remove(source_);
     server_.egl().make_current();
+    front_direct_.release();
+    pending_direct_.release();
     server_.renderer().release_offscreen(target_, tex_);
   }
 
@@ -36,22 +41,61 @@ class HeadlessBackend final : public OutputBackend {
 
   void submit(bool new_content) override {
     pending_content_ = new_content;
+    pending_direct_ = {};
     if (new_content) {
       // The frame must be complete before we call it presented; llvmpipe renders on flush.
       glFinish();
     }
-    int64_t period = output_.mode().period_ns();
-    int64_t now = now_ns();
-    uint64_t n = uint64_t((now - base_ns_) / period) + 1;
-    if (n <= last_seq_) n = last_seq_ + 1;
-    next_seq_ = n;
-    int64_t when = base_ns_ + int64_t(n) * period;
-    itimerspec its{};
-    its.it_value = ns_to_timespec(when);
-    timerfd_settime(timer_.get(), TFD_TIMER_ABSTIME, &its, nullptr);
+    queue_vblank();
   }
 
-  RenderTarget* front_target() override { return target_.age > 0 ? &target_ : nullptr; }
+  // The headless equivalent of direct scanout: a surface that fills the output 1:1, opaque,
+  // with nothing above it, *is* the frame. Its texture is shown (and read by captures) as
+  // it is, without a draw into target_; the hold keeps those pixels while they are on
+  // screen or in flight (a commit meanwhile uploads into a new texture), and a dmabuf stays
+  // locked until a later frame replaces it.
+  bool try_direct_scanout(Surface& surface, bool covers_output) override {
+    const SurfaceTexture* tex = surface.texture();
+    if (!covers_output || !tex || tex->yuv() || tex->y_inverted() || !tex->hold() ||
+        std::getenv("FERRY_HEADLESS_NO_DIRECT") ||
+        !output_.shows_one_to_one(surface, tex->width(), tex->height()))
+      return false;
+    pending_content_ = true;
+    pending_direct_.hold = tex->hold();
+    pending_direct_.texture = tex->id();
+    pending_direct_.buffer = surface.current_buffer_ref();
+    pending_direct_.width = tex->width();
+    pending_direct_.height = tex->height();
+    // target_ keeps an older frame, and the Output forgets the damage since: its next
+    // composed frame is drawn whole.
+    target_.age = 0;
+    queue_vblank();
+    return true;
+  }
+
+  bool front_shows_direct_frames() const override { return true; }
+
+  RenderTarget* front_target() override {
+    if (!front_direct_.hold) return target_.age > 0 ? &target_ : nullptr;
+    if (!front_direct_.target.fbo) {
+      // Made when someone reads it (a capture), not for every frame.
+      server_.egl().make_current();
+      RenderTarget& t = front_direct_.target;
+      glGenFramebuffers(1, &t.fbo);
+      glBindFramebuffer(GL_FRAMEBUFFER, t.fbo);
+      glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D,
+                             front_direct_.texture, 0);
+      if (glCheckFramebufferStatus(GL_FRAMEBUFFER) != GL_FRAMEBUFFER_COMPLETE)
+        log_warn("headless: %s: the direct frame's texture cannot be read",
+                 output_.name().c_str());
+      glBindFramebuffer(GL_FRAMEBUFFER, 0);
+      t.width = front_direct_.width;
+      t.height = front_direct_.height;
+      t.age = 1;
+      t.opaque = true;  // shown because it covers the output opaque
+    }
+    return &front_direct_.target;
+  }
 
   uint32_t presentation_flags() const override { return WP_PRESENTATION_FEEDBACK_KIND_VSYNC; }
 
@@ -64,12 +108,48 @@ class HeadlessBackend final : public OutputBackend {
     return 0;
   }
 
+  void queue_vblank() {
+    int64_t period = output_.mode().period_ns();
+    int64_t now = now_ns();
+    uint64_t n = uint64_t((now - base_ns_) / period) + 1;
+    if (n <= last_seq_) n = last_seq_ + 1;
+    next_seq_ = n;
+    int64_t when = base_ns_ + int64_t(n) * period;
+    itimerspec its{};
+    its.it_value = ns_to_timespec(when);
+    timerfd_settime(timer_.get(), TFD_TIMER_ABSTIME, &its, nullptr);
+  }
+
   void vblank() {
     int64_t ts = base_ns_ + int64_t(next_seq_) * output_.mode().period_ns();
     last_seq_ = next_seq_;
-    if (pending_content_) target_.age = 1;
+    if (pending_content_) {
+      // The frame shown until now lets go of its texture (and buffer).
+      if (front_direct_.hold) {
+        server_.egl().make_current();
+        front_direct_.release();
+      }
+      front_direct_ = std::move(pending_direct_);
+      pending_direct_ = {};
+      if (!front_direct_.hold) target_.age = 1;
+    }
     output_.presented(ts, last_seq_, pending_content_);
   }
+
+  // A surface's texture shown as the frame (empty: none).
+  struct Direct {
+    std::shared_ptr<const void> hold;
+    GLuint texture = 0;
+    BufferRef buffer;
+    int32_t width = 0, height = 0;
+    RenderTarget target;  // made on the first read
+    void release() {
+      if (target.fbo) glDeleteFramebuffers(1, &target.fbo);
+      target = RenderTarget{};
+      hold.reset();
+      buffer = BufferRef();
+    }
+  };
 
   Server& server_;
   Output& output_;
@@ -80,6 +160,7 @@ class HeadlessBackend final : public OutputBackend {
   int64_t base_ns_ = 0;
   uint64_t next_seq_ = 0, last_seq_ = 0;
   bool pending_content_ = false;
+  Direct pending_direct_, front_direct_;
 };
 
 }  // namespace

@@ -172,11 +172,7 @@ bool KmsOutput::try_direct_scanout(Surface& surface, bool covers_output) {
   if (!active_ || !covers_output || std::getenv("FERRY_KMS_NO_DIRECT_SCANOUT")) return false;
   if (!b) return try_carrier_scanout(surface);
   // The plane shows the buffer 1:1: same size as the mode, no transform, no crop, no flip.
-  double sx, sy, sw, sh;
-  surface.source_box(&sx, &sy, &sw, &sh);
-  if (b->width() != mode_.hdisplay || b->height() != mode_.vdisplay ||
-      output_.transform() != Transform::normal || surface.buffer_transform() != Transform::normal ||
-      sx != 0 || sy != 0 || sw != b->width() || sh != b->height() || b->y_inverted())
+  if (!output_.shows_one_to_one(surface, b->width(), b->height()) || b->y_inverted())
     return false;
   if (!primary_->supports(b->drm_format(), b->modifier())) return false;
   uint64_t key = scanout_key(*b);
@@ -220,11 +216,7 @@ bool KmsOutput::try_carrier_scanout(Surface& surface) {
   const SurfaceTexture* tex = surface.texture();
   const ScanoutSource* src = tex ? tex->scanout() : nullptr;
   if (!src || std::getenv("FERRY_KMS_NO_CARRIER_SCANOUT")) return false;
-  double sx, sy, sw, sh;
-  surface.source_box(&sx, &sy, &sw, &sh);
-  if (src->width != mode_.hdisplay || src->height != mode_.vdisplay ||
-      output_.transform() != Transform::normal || surface.buffer_transform() != Transform::normal ||
-      sx != 0 || sy != 0 || sw != src->width || sh != src->height || tex->y_inverted())
+  if (!output_.shows_one_to_one(surface, src->width, src->height) || tex->y_inverted())
     return false;
   // An opaque surface's carrier (ARGB8888) goes to the plane as XRGB8888: same bytes.
   const uint32_t format = src->fourcc == DRM_FORMAT_ARGB8888 && tex->opaque() ? DRM_FORMAT_XRGB8888

@@ -127,9 +127,6 @@ class HostOutput final : public OutputBackend {
   bool carrier_refused_ = false;  // the host refused a slot, or does not list its layout
   bool carrier_passing_ = false;  // the frame shown last came from a carrier slot
   uint64_t carrier_frames_ = 0;
-  // Whether a w x h buffer of 'surface' is the window's whole frame as it is (size, no
-  // transform, no crop).
-  bool fills_window(const Surface& surface, int32_t w, int32_t h) const;
   // Attaches a w x h buffer passed through as the whole frame and commits it.
   void show_passed(wl_buffer* buffer, int32_t w, int32_t h);
 

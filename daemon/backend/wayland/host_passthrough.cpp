@@ -55,14 +55,6 @@ void HostOutput::forget_contents() {
   for (auto& b : dmabufs_) b->drawn = 0;
 }
 
-bool HostOutput::fills_window(const Surface& surface, int32_t w, int32_t h) const {
-  double sx, sy, sw, sh;
-  surface.source_box(&sx, &sy, &sw, &sh);
-  return w == output_.fb_width() && h == output_.fb_height() &&
-         output_.transform() == Transform::normal &&
-         surface.buffer_transform() == Transform::normal && sx == 0 && sy == 0 && sw == w && sh == h;
-}
-
 bool HostOutput::try_direct_scanout(Surface& surface, bool covers_output) {
   std::erase_if(passes_, [](const auto& kv) { return kv.second->client_gone; });
   const HostGlobals& g = host_.globals();
@@ -77,7 +69,7 @@ bool HostOutput::try_direct_scanout(Surface& surface, bool covers_output) {
     return try_carrier_passthrough(surface);
   }
   carrier_passing_ = false;
-  if (!fills_window(surface, b->width(), b->height())) {
+  if (!output_.shows_one_to_one(surface, b->width(), b->height())) {
     passing_ = false;
     return false;
   }
@@ -131,7 +123,8 @@ bool HostOutput::try_carrier_passthrough(Surface& surface) {
   // render device, complete before the commit returned): the host gets that slot.
   const SurfaceTexture* tex = surface.texture();
   const ScanoutSource* src = tex ? tex->scanout() : nullptr;
-  if (!src || carrier_refused_ || tex->y_inverted() || !fills_window(surface, src->width, src->height) ||
+  if (!src || carrier_refused_ || tex->y_inverted() ||
+      !output_.shows_one_to_one(surface, src->width, src->height) ||
       std::getenv("FERRY_NESTED_NO_CARRIER_PASSTHROUGH")) {
     carrier_passing_ = false;
     return false;

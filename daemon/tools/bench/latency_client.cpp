@@ -9,7 +9,8 @@
 // feedback; latency = presented timestamp - the time just before the commit, read from the
 // clock wp_presentation names (ferryd: CLOCK_MONOTONIC; weston headless: MONOTONIC_RAW).
 // Prints one line: "MODE N presented P discarded D lost L p50 X p90 Y p99 Z ms refresh R ms
-// waited-for-buffer W".
+// waited-for-buffer W". FULLSCREEN=1: the window asks to be fullscreen and hides the pointer
+// over it (as a game does), so a compositor may show its buffer without composition.
 #include <poll.h>
 #include <sys/mman.h>
 #include <time.h>
@@ -54,6 +55,7 @@ struct App {
   xdg_wm_base* wm = nullptr;
   wp_presentation* presentation = nullptr;
   wl_output* output = nullptr;
+  wl_seat* seat = nullptr;  // FULLSCREEN=1 only: hides the pointer over the surface
   uint32_t clock_id = CLOCK_MONOTONIC;
   int32_t refresh_mhz = 0;
   uint32_t feedback_refresh_ns = 0;
@@ -77,6 +79,8 @@ void registry_global(void* data, wl_registry* reg, uint32_t name, const char* if
         static_cast<wp_presentation*>(wl_registry_bind(reg, name, &wp_presentation_interface, 1));
   else if (i == wl_output_interface.name && !app->output)
     app->output = static_cast<wl_output*>(wl_registry_bind(reg, name, &wl_output_interface, 2));
+  else if (i == wl_seat_interface.name && !app->seat)
+    app->seat = static_cast<wl_seat*>(wl_registry_bind(reg, name, &wl_seat_interface, 1));
 }
 void registry_remove(void*, wl_registry*, uint32_t) {}
 const wl_registry_listener kRegistry = {registry_global, registry_remove};
@@ -108,6 +112,23 @@ const xdg_toplevel_listener kToplevel = {
     [](void*, xdg_toplevel*, int32_t, int32_t, wl_array*) {},
     [](void*, xdg_toplevel*) {},
 };
+
+// A full-screen game hides the pointer: a drawn pointer would make the compositor compose.
+const wl_pointer_listener kPointer = {
+    [](void*, wl_pointer* p, uint32_t serial, wl_surface*, wl_fixed_t, wl_fixed_t) {
+      wl_pointer_set_cursor(p, serial, nullptr, 0, 0);
+    },
+    [](void*, wl_pointer*, uint32_t, wl_surface*) {},
+    [](void*, wl_pointer*, uint32_t, wl_fixed_t, wl_fixed_t) {},
+    [](void*, wl_pointer*, uint32_t, uint32_t, uint32_t, uint32_t) {},
+    [](void*, wl_pointer*, uint32_t, uint32_t, wl_fixed_t) {},
+    nullptr, nullptr, nullptr, nullptr, nullptr};
+const wl_seat_listener kSeat = {
+    [](void*, wl_seat* seat, uint32_t caps) {
+      if (caps & WL_SEAT_CAPABILITY_POINTER)
+        wl_pointer_add_listener(wl_seat_get_pointer(seat), &kPointer, nullptr);
+    },
+    nullptr};
 
 const wl_buffer_listener kBuffer = {
     [](void* data, wl_buffer*) { static_cast<Buffer*>(data)->busy = false; },
@@ -228,6 +249,9 @@ int main(int argc, char** argv) {
   wl_output_add_listener(app.output, &kOutput, &app);
   wp_presentation_add_listener(app.presentation, &kPresentation, &app);
   xdg_wm_base_add_listener(app.wm, &kWm, &app);
+  const char* fs = std::getenv("FULLSCREEN");
+  const bool fullscreen = fs && std::string(fs) == "1";
+  if (fullscreen && app.seat) wl_seat_add_listener(app.seat, &kSeat, &app);
   wl_display_roundtrip(app.display);
   if (app.refresh_mhz <= 0) {
     std::fprintf(stderr, "the output reports no refresh rate\n");
@@ -243,6 +267,7 @@ int main(int argc, char** argv) {
   xdg_toplevel* top = xdg_surface_get_toplevel(xs);
   xdg_toplevel_add_listener(top, &kToplevel, &app);
   xdg_toplevel_set_title(top, "ferry-latency-client");
+  if (fullscreen) xdg_toplevel_set_fullscreen(top, nullptr);
   wl_surface_commit(surface);
   while (!app.configured)
     if (wl_display_dispatch(app.display) < 0) return 1;
