@@ -3,7 +3,10 @@
 // frames carried by the system-memory ring. Pixels come back through screencopy; bytes and
 // frame counts from ferryd's --stats line "offload (...): MODE N frames B bytes".
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -16,11 +19,13 @@
 #include <fstream>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "harness.hpp"
 #include "presentation_sample.hpp"
 #include "util/png.hpp"
 #include "util/region.hpp"
+#include "util/unique_fd.hpp"
 #include "wl_client.hpp"
 
 using namespace std::chrono_literals;
@@ -121,12 +126,12 @@ class Offload : public ::testing::Test {
   // ferryd with the surfaceless render device and a rule for this test binary; 'head'
   // goes before the rule (global tables).
   void start(const std::string& rule_body, const std::string& head = "",
-             const std::string& output = "640x480@60") {
+             const std::string& output = "640x480@60", const std::vector<std::string>& env = {}) {
     std::string cfg = tmp_.path() + "/ferry.toml";
     std::ofstream(cfg) << head << "[[rule]]\nname = \"offload-test\"\nexe = \"*/integration-offload\"\n"
                        << rule_body;
     ASSERT_TRUE(f_.start({"--render-device", "surfaceless", "--config", cfg, "--output", output,
-                          "--stats"}));
+                          "--stats"}, env));
     std::string err;
     c_ = WlClient::connect(f_.socket_path(), &err);
     ASSERT_TRUE(c_) << err;
@@ -240,6 +245,91 @@ TEST_F(Offload, OffloadVariableInTheEnvironmentSendsAClientThroughTheEngine) {
        at = log.find("offload: wl_surface@", at + 1))
     lanes.insert(log.substr(at, log.find(' ', at + 10) - at));
   EXPECT_EQ(lanes.size(), 1u) << log;
+}
+
+// Whether every pixel of 'area' (output coordinates) in 'shot' is 'xrgb'.
+bool area_is(const Image& shot, Rect area, uint32_t xrgb) {
+  for (int32_t y = area.y; y < area.y + area.height; ++y)
+    for (int32_t x = area.x; x < area.x + area.width; ++x) {
+      const uint8_t* p = shot.pixel(x, y);
+      if (p[0] != (xrgb >> 16 & 0xff) || p[1] != (xrgb >> 8 & 0xff) || p[2] != (xrgb & 0xff))
+        return false;
+    }
+  return true;
+}
+
+// The pack runs on the offload worker, and the commit waits for it in the commit gate: a
+// render device whose work does not complete (the test hook holds the second pack on the
+// worker until a FIFO is written) holds only its own surface. Another client keeps
+// presenting, the held surface keeps its last frame on screen, and its new frame shows
+// once the work completes. With the pack inside the commit (on the main thread), the
+// held pack stops the whole loop and the other client's first frame never comes.
+TEST_F(Offload, HeldPackDelaysOnlyItsOwnSurface) {
+  const std::string fifo = tmp_.path() + "/hold";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
+  // Only the toplevel with app_id "held" is offloaded; the other one is composed locally.
+  start("app_id = \"held\"\ngpu = \"discrete\"\ntransfer = \"rgb\"\n", "", "640x480@60",
+        {"FERRY_TEST_HOLD_PACK=1:" + fifo});
+  Toplevel a = c_->create_toplevel();
+  xdg_toplevel_set_app_id(a.toplevel, "held");
+  // B on a connection of its own (the offload policy is decided per client).
+  std::string err;
+  auto cb = WlClient::connect(f_.socket_path(), &err);
+  ASSERT_TRUE(cb) << err;
+  Toplevel b = cb->create_toplevel();
+  const int32_t w = 200, h = 150;
+  ShmBuffer* red = c_->create_buffer(w, h, WL_SHM_FORMAT_XRGB8888, 0xffff0000u);
+  ShmBuffer* green = c_->create_buffer(w, h, WL_SHM_FORMAT_XRGB8888, 0xff00ff00u);
+  ShmBuffer* blue = cb->create_buffer(40, 40, WL_SHM_FORMAT_XRGB8888, 0xff0000ffu);
+  show(*c_, a, red, {0, 0, w, h});  // the first pack, not held
+  show(*cb, b, blue, {0, 0, 40, 40});
+
+  // A's second frame: its pack is held.
+  Sample held;
+  wl_surface_attach(a.surface, green->buffer, 0, 0);
+  wl_surface_damage_buffer(a.surface, 0, 0, w, h);
+  wp_presentation_feedback_add_listener(wp_presentation_feedback(c_->presentation, a.surface),
+                                        &kPresentationSampleListener, &held);
+  wl_surface_commit(a.surface);
+  ASSERT_GE(wl_display_flush(c_->display()), 0);  // (no roundtrip: it would wait on a stuck loop)
+
+  // B goes on: 30 frames, each presented (upper bounds only against a hang).
+  const int frames = 30;
+  int presented = 0;
+  for (int i = 0; i < frames; ++i) {
+    if (!commit_until_presented(*cb, b.surface, blue->buffer, 0, 0, 40, 40, 10s)) break;
+    ++presented;
+  }
+  auto release = [&fifo] {
+    UniqueFd fd(::open(fifo.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC));
+    return fd && ::write(fd.get(), "x", 1) == 1;
+  };
+  if (presented < frames) {
+    release();  // let ferryd go on, so that it can be stopped
+    FAIL() << "the other client stopped presenting while A's pack was held: " << presented
+           << " of " << frames << " frames\n" << f_.log();
+  }
+  EXPECT_FALSE(held.presented || held.discarded) << "A's held frame was presented";
+  ASSERT_TRUE(c_->dispatch_for(0));
+  Image shot;
+  ASSERT_TRUE(cb->capture(0, &shot, &err)) << err;
+  // A (at 32,32) outside B's square (at 64,64): its last frame; B's square: blue.
+  const Rect a_only{kX + 100, kY + 100, 100, 50};
+  EXPECT_TRUE(area_is(shot, a_only, 0xff0000)) << "A's last frame is not on screen";
+  EXPECT_TRUE(area_is(shot, Rect{64, 64, 40, 40}, 0x0000ff));
+
+  // The work completes: A's new frame is presented and shown.
+  ASSERT_TRUE(release()) << std::strerror(errno);
+  auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (!held.presented && !held.discarded && std::chrono::steady_clock::now() < deadline)
+    ASSERT_TRUE(c_->dispatch_for(10));
+  EXPECT_TRUE(held.presented);
+  ASSERT_TRUE(c_->capture(0, &shot, &err)) << err;
+  EXPECT_TRUE(area_is(shot, a_only, 0x00ff00)) << "A's new frame is not on screen";
+  cb.reset();
+  auto totals = stop();
+  EXPECT_EQ(totals["rgb"].frames, 2u) << f_.log();
+  EXPECT_NE(f_.log().find("test hook: its pack waits"), std::string::npos) << f_.log();
 }
 
 // Runs weston-simple-shm (250x250, a new frame at every frame callback: ~15 MB/s of RGBA
