@@ -56,8 +56,8 @@ struct SurfaceTransferInfo {
   uint64_t bytes_last = 0; // payload bytes of the last frame
   double mb_per_s = 0;     // payload MB/s (10^6) over the last second of commits
   double fps = 0;          // commits per second, same window
-  double pack_ms = 0;      // render device's work (upload/import, pack, read-back or carrier
-                           // write, GPU wait), last frame, wall time on the offload worker
+  double pack_ms = 0;      // source stage (pack + read-back or carrier write, GPU wait),
+                           // last frame, wall time on the offload worker
   double unpack_ms = 0;    // destination stage submit (upload + unpack draw), last frame
 };
 

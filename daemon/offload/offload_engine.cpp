@@ -475,7 +475,7 @@ uint64_t OffloadEngine::start_pack(Surface& surface, Lane& lane, const OffloadPo
   // A lost context packs garbage or nothing: check before using it.
   std::string reset = device_->reset_status();
   if (reset.empty() && options_.lose_device_after_frames &&
-      frames_moved_ >= options_.lose_device_after_frames)
+      packs_started_ >= options_.lose_device_after_frames)
     reset = "context reset (simulated: FERRY_TEST_LOSE_RENDER_DEVICE=" +
             std::to_string(options_.lose_device_after_frames) + ")";
   if (!reset.empty()) {

@@ -63,7 +63,8 @@ struct EngineOptions {
   // (FERRY_OFFLOAD_CARRIER=ring): the system-memory ring carries every frame.
   bool dmabuf_carrier = true;
   // Test hook (FERRY_TEST_LOSE_RENDER_DEVICE=N): the render device counts as lost, as on
-  // a context reset, when frame N+1 is about to be packed. 0 = never.
+  // a context reset, when frame N+1 (over all lanes) is about to be packed, even while
+  // earlier packs are still on the worker. 0 = never.
   uint64_t lose_device_after_frames = 0;
   // Test hook (FERRY_TEST_HOLD_PACK=N:FIFO): the pack of frame N+1 (counted over all
   // lanes) waits on the worker, before its GL work, until a byte can be read from the FIFO
@@ -202,8 +203,8 @@ class OffloadEngine final : public SurfaceTransferPath {
   bool lanes_full_logged_ = false;
   std::string lost_;                   // why the render device is lost; empty: working
   std::unique_ptr<RemovalWatch> removal_;  // udev "remove" of the render device's node
-  uint64_t frames_moved_ = 0;          // frames packed, for the test hook
-  uint64_t packs_started_ = 0;         // packs handed to the worker (the hold hook)
+  uint64_t frames_moved_ = 0;          // frames packed and shown
+  uint64_t packs_started_ = 0;         // packs handed to the worker (the test hooks)
   UniqueFd hold_fd_;                   // the hold hook's FIFO, opened read-write
   std::unique_ptr<PackWorker> worker_;  // last: joined first, while the lanes' objects live
   int imports_failing_ = 0;            // render-device imports failed since the last success

@@ -60,7 +60,6 @@ void PackJob::run(EglContext& ctx) {
     while (::read(hold_fd, &byte, 1) < 0 && errno == EINTR) {
     }
   }
-  const auto t0 = std::chrono::steady_clock::now();
   RenderSide& r = *render;
   ctx.make_current();
   if (!r.source) {
@@ -82,6 +81,8 @@ void PackJob::run(EglContext& ctx) {
     }
     frame.texture = r.import_tex;
   }
+  // The pack's time (the selector's input) starts here, after the frame's upload or bind.
+  const auto t0 = std::chrono::steady_clock::now();
   frame.fourcc = fourcc;
   frame.width = width;
   frame.height = height;

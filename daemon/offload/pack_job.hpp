@@ -52,7 +52,7 @@ struct PackResult {
   std::string carrier_error;   // the carrier slot failed: the ring carried this frame
   uint64_t bytes = 0;          // payload bytes (ring packet, or tiles written to the atlas)
   uint32_t tile_count = 0;     // tiles into the carrier's atlas
-  double pack_ms = 0;          // upload/bind + pack + GPU wait, wall time on the worker
+  double pack_ms = 0;          // pack + read-back or carrier write + GPU wait, on the worker
 };
 
 struct PackJob {
