@@ -685,6 +685,9 @@ int run_daemon(const CliOptions& cli) {
     }
   }
   if (cli.print_stats || cli.run_for_s > 0) {
+    // Frames whose pack is on the offload worker at exit count when it finishes.
+    if (offload && !offload->settle(5000))
+      log_warn("offload: a pack still runs at exit: its frame is not counted");
     print_stats(server, seconds);
     if (offload) offload->print_stats(stdout);
     std::fflush(stdout);

@@ -123,6 +123,10 @@ class OffloadEngine final : public SurfaceTransferPath {
     uint64_t bytes = 0;
   };
   const std::map<TransferMode, ModeTotals>& totals() const { return totals_; }
+  // At exit, before print_stats(): waits up to 'timeout_ms' for the packs in flight and
+  // applies their commits, so that every frame that crossed is counted. False when a pack
+  // is still running then (a render device whose work does not complete).
+  bool settle(int timeout_ms) { return !worker_ || worker_->settle(timeout_ms); }
   // "offload (render device D, carrier C): rgb 120 frames 110592000 bytes, nv12 ..." and
   // "offload carriers: dmabuf 100 frames, sysmem ring 20 frames" (what carried each frame;
   // "none" for zero-copy) (--stats).

@@ -1,6 +1,9 @@
 #include "offload/pack_worker.hpp"
 
+#include <poll.h>
 #include <sys/eventfd.h>
+
+#include <chrono>
 
 #include <cerrno>
 #include <cstring>
@@ -84,6 +87,18 @@ void PackWorker::run() {
   }
   lock.unlock();
   ctx_.reset();  // destroyed where it was current
+}
+
+bool PackWorker::settle(int timeout_ms) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (!dones_.empty()) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return false;
+    pollfd p{event_.get(), POLLIN, 0};
+    if (::poll(&p, 1, int(left.count())) > 0) on_event(event_.get(), 0, this);
+  }
+  return true;
 }
 
 int PackWorker::on_event(int fd, uint32_t, void* data) {
