@@ -101,7 +101,8 @@ class SurfaceTransferPath {
   // Checks a new buffer of such a client on the render device (the import is cached in
   // the buffer). False with *error when the render device refuses it.
   virtual bool import_dmabuf(DmabufBuffer& buffer, std::string* error) = 0;
-  // Null when the surface has never been offloaded, or its frames no longer cross.
+  // Null until a frame of the surface has crossed (one being packed does not count), or
+  // when its frames no longer cross.
   virtual std::optional<SurfaceTransferInfo> info(const Surface& surface) const = 0;
   // Empty while the render device works; after it was lost, why ("context reset", "every
   // import failed: ...", ...). Offloaded surfaces are then composed on the display device.

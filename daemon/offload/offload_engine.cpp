@@ -118,7 +118,8 @@ struct OffloadEngine::Lane {
   Pending pending;                      // the commit being packed or about to be applied
   transfer::ModeSelector selector;
   bool has_mode = false;
-  TransferMode mode = TransferMode::rgb;
+  TransferMode mode = TransferMode::rgb;        // of the frame last packed
+  TransferMode shown_mode = TransferMode::rgb;  // of the frame last shown (ferryctl)
   // The destination holds a whole frame for the tiles modes to patch: false after a
   // switch into them (the last frames may have gone out as YUV planes only) or a resize.
   bool tiles_primed = false;
@@ -711,6 +712,7 @@ void OffloadEngine::count_frame(Lane& lane, TransferMode mode, uint64_t bytes, s
                                 Clock::time_point now) {
   lane.has_mode = true;
   lane.mode = mode;
+  lane.shown_mode = mode;
   lane.reason = std::move(reason);
   lane.frames++;
   lane.bytes_last = bytes;
@@ -768,10 +770,11 @@ int OffloadEngine::carrier_slot(Lane& lane, TransferMode mode, int32_t w, int32_
 
 std::optional<SurfaceTransferInfo> OffloadEngine::info(const Surface& surface) const {
   auto it = lanes_.find(surface.id());
-  if (!lost_.empty() || it == lanes_.end() || !it->second->has_mode) return std::nullopt;
+  // Only once a frame crossed: the mode of one being packed is not on screen yet.
+  if (!lost_.empty() || it == lanes_.end() || it->second->frames == 0) return std::nullopt;
   const Lane& l = *it->second;
   SurfaceTransferInfo i;
-  i.mode = std::string(to_string(l.mode));
+  i.mode = std::string(to_string(l.shown_mode));
   i.carrier = l.carrier;
   i.carrier_reason = l.carrier_why;
   i.source = l.from_dmabuf ? "dmabuf on " + device_->name() : "wl_shm";
