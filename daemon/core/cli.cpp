@@ -396,6 +396,13 @@ std::unique_ptr<offload::OffloadEngine> start_offload(Server& server, ServerCont
     opts.dmabuf_carrier = false;
   if (const char* n = std::getenv("FERRY_TEST_LOSE_RENDER_DEVICE"))
     opts.lose_device_after_frames = std::strtoull(n, nullptr, 10);
+  if (const char* h = std::getenv("FERRY_TEST_HOLD_PACK")) {
+    // "N:FIFO": the pack after the first N waits until FIFO is written (tests).
+    char* end = nullptr;
+    opts.hold_after_frames = std::strtoull(h, &end, 10);
+    if (end && *end == ':' && end[1]) opts.hold_fifo = end + 1;
+    else log_warn("FERRY_TEST_HOLD_PACK=%s: expected N:FIFO; ignored", h);
+  }
   if (opts.link_bytes_per_s == 0)
     if (const gpu::Gpu* r = gpu::find_role(gpus, gpu::Role::render))
       opts.link_bytes_per_s = double(r->link.cur_bytes_per_s());
@@ -678,6 +685,9 @@ int run_daemon(const CliOptions& cli) {
     }
   }
   if (cli.print_stats || cli.run_for_s > 0) {
+    // Frames whose pack is on the offload worker at exit count when it finishes.
+    if (offload && !offload->settle(5000))
+      log_warn("offload: a pack still runs at exit: its frame is not counted");
     print_stats(server, seconds);
     if (offload) offload->print_stats(stdout);
     std::fflush(stdout);

@@ -2,6 +2,7 @@
 
 #include "core/dmabuf_buffer.hpp"
 #include "core/server.hpp"
+#include "core/transfer_path.hpp"
 #include "protocol/presentation_time.hpp"
 #include "sync/dmabuf_fence.hpp"
 #include "sync/sync_file.hpp"
@@ -31,7 +32,9 @@ CommitGate::CommitGate(Surface& surface)
     : surface_(surface), waiter_(surface.server().loop()) {}
 
 CommitGate::~CommitGate() {
+  SurfaceTransferPath* path = surface_.server().transfer_path();
   for (auto& e : queue_) {
+    if (e->pack && path) path->cancel(e->pack);
     for (wl_resource* r : e->state.frame_callbacks.take()) wl_resource_destroy(r);
     for (wl_resource* r : e->state.feedbacks.take()) presentation_feedback_discard(r);
   }
@@ -48,7 +51,7 @@ void CommitGate::commit(SurfaceState& pending) {
   if (buffer && points.release) buffer->add_release_point(points.release, points.release_point);
   bool waiting = wait_for_acquire(*entry, points, buffer);
 
-  if (queue_.empty() && !waiting) {
+  if (queue_.empty() && !waiting && !start_pack(*entry, pending)) {
     // The common case: nothing to wait for. The entry's lock spans the apply so that the
     // release point cannot fire before the surface holds its own reference.
     surface_.commit_state(pending);
@@ -93,12 +96,35 @@ bool CommitGate::wait_for_acquire(Entry& entry, const SyncPoints& points, Buffer
   return entry.wait != 0;
 }
 
+bool CommitGate::start_pack(Entry& entry, const SurfaceState& state) {
+  entry.prepared = true;
+  SurfaceTransferPath* path = surface_.server().transfer_path();
+  Buffer* buffer = entry.buffer.get();
+  // (A queued commit whose wl_buffer the client destroyed attaches nothing.)
+  if (!path || !buffer || !(state.committed & SurfaceState::kBuffer) || !state.buffer_resource)
+    return false;
+  Entry* raw = &entry;
+  entry.pack = path->prepare(surface_, *buffer, surface_.new_buffer_damage(state, *buffer),
+                             [this, raw] {
+                               raw->pack = 0;
+                               release_ready();
+                             });
+  if (entry.pack)
+    log_debug("wl_surface@%u: commit held until its pack on the render device is done",
+              wl_resource_get_id(surface_.resource()));
+  return entry.pack != 0;
+}
+
 void CommitGate::release_ready() {
   // Applying a commit can run client-visible code paths that commit again (subsurface
   // parents); the loop below picks those up, so do not recurse.
   if (releasing_) return;
   releasing_ = true;
   while (!queue_.empty() && queue_.front()->wait == 0) {
+    Entry& front = *queue_.front();
+    // Its fence has signalled: an offloaded frame is packed before it is applied.
+    if (!front.prepared && start_pack(front, front.state)) break;
+    if (front.pack) break;
     std::unique_ptr<Entry> e = std::move(queue_.front());
     queue_.pop_front();
     e->buffer_destroy.disconnect();

@@ -9,6 +9,12 @@
 // sync, from the writers' fences in the dmabuf (implicit sync). Release points latched with
 // a commit are attached to its Buffer, which signals them when its last lock goes away.
 //
+// Once its fence has signalled, a commit that attaches a buffer of an offloaded surface
+// waits the same way for its pack on the render device (SurfaceTransferPath::prepare(),
+// run on the offload worker): a render device whose work does not complete holds this
+// surface's commits only. The next commit's pack starts when this one is applied, so the
+// transfer of frame N+1 overlaps frame N on screen.
+//
 // Main thread only. Owned by its Surface (Surface::gate()); the ExplicitSync object is not
 // owned and must clear itself with set_explicit_sync(nullptr) before it dies.
 
@@ -69,10 +75,15 @@ class CommitGate {
     SurfaceState state;
     BufferRef buffer;          // keeps the Buffer (and its release points) alive
     FenceWaiter::Id wait = 0;  // non-zero while the acquire fence is pending
+    bool prepared = false;     // the transfer path has seen it (prepare())
+    uint64_t pack = 0;         // non-zero while its pack on the render device runs
     Listener buffer_destroy;   // the client destroyed the wl_buffer while queued
   };
   // Starts waiting for the commit's acquire fence; false when it is already signalled.
   bool wait_for_acquire(Entry& entry, const SyncPoints& points, Buffer* buffer);
+  // Hands the commit's new buffer to the transfer path; true when it must wait for its
+  // pack (entry.pack set).
+  bool start_pack(Entry& entry, const SurfaceState& state);
   void release_ready();
 
   Surface& surface_;

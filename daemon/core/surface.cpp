@@ -202,10 +202,7 @@ void Surface::apply_state(SurfaceState& p) {
   // Upload shm contents now so the client gets its buffer back at once.
   if (buffer_ && buffer_->kind() == BufferKind::shm && buffer_changed) {
     auto* shm = static_cast<ShmBuffer*>(buffer_.get());
-    Region upload = p.buffer_damage;
-    // Surface damage maps back to buffer space; upload everything in that case (cheap
-    // relative to a wrong frame, and rare for well-behaved clients).
-    if (!p.surface_damage.empty() || !texture_) upload = Region(Rect{0, 0, shm->width(), shm->height()});
+    Region upload = new_buffer_damage(p, *shm);
     std::string error;
     if (texture_ && texture_->imported()) texture_.reset();  // never write a client's dmabuf
     if (texture_ && texture_->held()) {
@@ -218,10 +215,11 @@ void Surface::apply_state(SurfaceState& p) {
     } else {
       spare_texture_.reset();  // composed again: one texture is enough
     }
-    // An offloaded client's frame crosses from the render device (offload/); otherwise,
-    // or when that path cannot take it, the display device uploads it.
+    // An offloaded client's frame crossed from the render device (offload/, started by the
+    // commit gate); otherwise, or when that path cannot take it, the display device
+    // uploads it.
     SurfaceTransferPath* path = server_.transfer_path();
-    if (!path || !path->transfer_shm(*this, *shm, upload, texture_)) {
+    if (!path || !path->transfer_shm(*this, *shm, texture_)) {
       if (texture_ && texture_->borrowed()) {
         texture_.reset();  // the engine's texture: never upload into it
         upload = Region(Rect{0, 0, shm->width(), shm->height()});
@@ -235,10 +233,8 @@ void Surface::apply_state(SurfaceState& p) {
   } else if (buffer_changed && buffer_ && buffer_->kind() == BufferKind::dmabuf) {
     auto* dmabuf = static_cast<DmabufBuffer*>(buffer_.get());
     SurfaceTransferPath* path = server_.transfer_path();
-    Region damage = p.buffer_damage;
-    if (!p.surface_damage.empty()) damage = Region(Rect{0, 0, dmabuf->width(), dmabuf->height()});
     DmabufTransfer moved =
-        path ? path->transfer_dmabuf(*this, *dmabuf, damage, texture_) : DmabufTransfer::not_taken;
+        path ? path->transfer_dmabuf(*this, *dmabuf, texture_) : DmabufTransfer::not_taken;
     if (moved == DmabufTransfer::moved) {
       // An offloaded client's frame crossed from the render device and the pack has read
       // it: the buffer goes back to the client now, as an shm buffer does.
@@ -284,6 +280,15 @@ void Surface::apply_state(SurfaceState& p) {
     if (!o && !server_.outputs().empty()) o = server_.outputs().front().get();
     if (o) o->schedule_frame();
   }
+}
+
+Region Surface::new_buffer_damage(const SurfaceState& p, const Buffer& buffer) const {
+  // Surface damage maps back to buffer space; move everything in that case (cheap
+  // relative to a wrong frame, and rare for well-behaved clients). An shm surface without
+  // a texture has nothing to patch.
+  if (!p.surface_damage.empty() || (buffer.kind() == BufferKind::shm && !texture_))
+    return Region(Rect{0, 0, buffer.width(), buffer.height()});
+  return p.buffer_damage;
 }
 
 void Surface::update_size() {

@@ -89,11 +89,16 @@ class Surface {
   // Pending state, written by protocol requests.
   SurfaceState& pending() { return pending_; }
   // wl_surface.commit: hands the pending state to the commit gate, which applies it now
-  // or holds it until its acquire fence signals (core/commit_gate.hpp).
+  // or holds it until its acquire fence signals and, for an offloaded surface, its frame
+  // has been packed on the render device (core/commit_gate.hpp).
   void commit();
   // Applies a committed state (or caches it for a synchronized subsurface). Called by the
   // gate; 'state' is left empty.
   void commit_state(SurfaceState& state);
+  // The part of 'buffer' (attached by 'state') that applying 'state' must bring over: its
+  // buffer damage, or all of it when surface damage (which does not map back exactly) or
+  // a missing shm texture asks for it.
+  Region new_buffer_damage(const SurfaceState& state, const Buffer& buffer) const;
   // Created on first use; lives as long as the surface.
   CommitGate& gate();
 

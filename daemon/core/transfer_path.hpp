@@ -4,12 +4,16 @@
 // them from the render device to the display device and gives back the texture the
 // renderer composes. The core knows only this interface; offload/ implements it.
 //
-// Main thread only.
+// A frame crosses in two steps: prepare() when the commit is about to be applied (the
+// commit gate waits for what it starts, as for an acquire fence), then transfer_shm() /
+// transfer_dmabuf() when it is applied. Main thread only; what prepare() starts may run on
+// a thread of the implementation's own, and reports back on the main loop.
 
 #include <sys/types.h>
 #include <wayland-server-core.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,6 +24,7 @@
 
 namespace ferry {
 
+class Buffer;
 class DmabufBuffer;
 class ShmBuffer;
 class Surface;
@@ -51,7 +56,8 @@ struct SurfaceTransferInfo {
   uint64_t bytes_last = 0; // payload bytes of the last frame
   double mb_per_s = 0;     // payload MB/s (10^6) over the last second of commits
   double fps = 0;          // commits per second, same window
-  double pack_ms = 0;      // source stage (pack + read-back), last frame, CPU wall time
+  double pack_ms = 0;      // source stage (pack + read-back or carrier write, GPU wait),
+                           // last frame, wall time on the offload worker
   double unpack_ms = 0;    // destination stage submit (upload + unpack draw), last frame
 };
 
@@ -66,18 +72,27 @@ enum class DmabufTransfer {
 class SurfaceTransferPath {
  public:
   virtual ~SurfaceTransferPath() = default;
-  // New shm contents of an offloaded surface: moves them through the engine and points
-  // 'tex' at the result. False when the surface is not offloaded, or the path cannot take
-  // this buffer (logged once): the caller uploads locally as usual.
-  virtual bool transfer_shm(Surface& surface, ShmBuffer& buffer, const Region& buffer_damage,
+  // A commit that attaches 'buffer' to 'surface' is about to be applied (its acquire
+  // fence has signalled); 'buffer_damage' is the part to move (the whole buffer when the
+  // surface's damage or its missing texture asks for it). Starts moving the frame when the
+  // surface is offloaded and returns an id: the commit must wait until 'done' is called
+  // (main thread, from the loop, never inside prepare()). 0: apply the commit now
+  // (nothing to wait for; what transfer_*() shows is decided already).
+  virtual uint64_t prepare(Surface& surface, Buffer& buffer, const Region& buffer_damage,
+                           std::function<void()> done) = 0;
+  // The commit went away (its surface died): 'done' of 'id' is not called. What the move
+  // reads stays alive until it has finished.
+  virtual void cancel(uint64_t id) = 0;
+  // The commit is applied: shows what prepare() made of the shm buffer, pointing 'tex' at
+  // it. False when the surface is not offloaded, or the path could not take this buffer
+  // (logged once): the caller uploads locally as usual.
+  virtual bool transfer_shm(Surface& surface, ShmBuffer& buffer,
                             std::unique_ptr<SurfaceTexture>& tex) = 0;
-  // New dmabuf contents of an offloaded surface (rendered on the render device): imported
-  // there (cached in the buffer), packed, carried, and 'tex' points at the result
-  // (moved); or, in zero-copy mode, imported by the display device and sampled in place
-  // (in_place). not_taken when the surface is not offloaded or the render device cannot
+  // The same for a dmabuf (rendered on the render device): moved (packed, carried, 'tex'
+  // points at the result) or, in zero-copy mode, in_place (imported by the display device
+  // and sampled). not_taken when the surface is not offloaded or the render device cannot
   // take this buffer: the caller imports it on the display device as usual.
   virtual DmabufTransfer transfer_dmabuf(Surface& surface, DmabufBuffer& buffer,
-                                         const Region& buffer_damage,
                                          std::unique_ptr<SurfaceTexture>& tex) = 0;
   // linux-dmabuf: the render device and its formats for an offloaded client (its buffers
   // are imported there and its feedback names it first); nullopt for a client composed
@@ -86,7 +101,8 @@ class SurfaceTransferPath {
   // Checks a new buffer of such a client on the render device (the import is cached in
   // the buffer). False with *error when the render device refuses it.
   virtual bool import_dmabuf(DmabufBuffer& buffer, std::string* error) = 0;
-  // Null when the surface has never been offloaded, or its frames no longer cross.
+  // Null until a frame of the surface has crossed (one being packed does not count), or
+  // when its frames no longer cross.
   virtual std::optional<SurfaceTransferInfo> info(const Surface& surface) const = 0;
   // Empty while the render device works; after it was lost, why ("context reset", "every
   // import failed: ...", ...). Offloaded surfaces are then composed on the display device.

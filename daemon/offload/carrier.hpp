@@ -17,8 +17,10 @@
 // cross-GPU path): a known pattern rendered on the render device must read back exactly
 // through the display device, per plane format. When it fails the sysmem ring is used.
 //
-// Threading: main thread. Each slot holds textures in both contexts; create, fill and
-// destroy it with the renderer's context current outside RenderDevice scopes.
+// Threading: main thread. Each slot holds textures in both contexts; create and destroy
+// it with the renderer's context current outside RenderDevice scopes. The offload
+// worker renders into render_targets() (its context shares them) while the engine keeps
+// the slot alive; the main thread samples the display textures only after that job is done.
 
 #include <EGL/egl.h>
 #include <GLES3/gl32.h>

@@ -3,8 +3,11 @@
 #include <GLES3/gl32.h>
 #include <drm_fourcc.h>
 
+#include <fcntl.h>
+
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 
 #include "core/buffer.hpp"
 #include "core/output.hpp"
@@ -65,37 +68,58 @@ double commit_rate(const Lane& lane, Clock::time_point now, Surface& surface) {
 
 bool is_tiles(TransferMode m) { return m == TransferMode::tiles || m == TransferMode::tiles_nv12; }
 
-bool has_alpha(uint32_t drm_format) {
-  return drm_format == DRM_FORMAT_ARGB8888 || drm_format == DRM_FORMAT_ABGR8888;
-}
-
 }  // namespace
+
+// What prepare() made of a commit's buffer, for transfer_*() when the commit is applied.
+struct OffloadEngine::Pending {
+  enum class Kind {
+    none,       // nothing: the buffer is composed locally
+    keep_last,  // the buffer cannot be shown (lost device, faulted shm): the last frame stays
+    in_place,   // zero-copy: 'tex' samples the buffer on the display device
+    packed,     // handed to the worker: 'result' once it is finished
+  };
+  Kind kind = Kind::none;
+  const Buffer* buffer = nullptr;
+  std::unique_ptr<SurfaceTexture> tex;  // in_place
+  TransferMode mode = TransferMode::rgb;
+  std::string reason;
+  Clock::time_point now;
+  transfer::PackOptions options;
+  int32_t width = 0, height = 0;
+  uint32_t fourcc = 0;
+  bool y_inverted = false;
+  int slot = -1;                          // the carrier slot packed into; -1: the ring
+  std::shared_ptr<CarrierSlot> slot_ref;  // that slot as it was then
+  bool busy = false;                      // every carrier slot was on a KMS plane
+  std::shared_ptr<PackResult> result;
+};
 
 struct OffloadEngine::Lane {
   Surface* surface = nullptr;
   Listener destroyed;
-  // The client's frame on the render device (render context): an shm frame uploaded into
-  // frame_tex, or a dmabuf's EGLImage bound to import_tex.
-  GLuint frame_tex = 0;
-  GLuint import_tex = 0;
-  uint64_t import_id = 0;  // DmabufImage::id of the image import_tex shows
+  // The lane's objects in the worker's context (the client's frame there, the source
+  // stage); its last reference goes to the worker with drop_lane().
+  std::shared_ptr<RenderSide> render = std::make_shared<RenderSide>();
+  bool shm_frame = false;      // render->frame_tex holds this geometry's shm frame
+  bool reset_history = false;  // the next job resets the source stage's tiles history
   int32_t width = 0, height = 0;
   uint32_t fourcc = 0;
   bool from_dmabuf = false;
-  std::unique_ptr<transfer::SourceStage> source;  // render context
-  transfer::SysmemRing ring{kSlots};
+  std::shared_ptr<transfer::SysmemRing> ring = std::make_shared<transfer::SysmemRing>(kSlots);
   std::unique_ptr<transfer::DestStage> dest;      // renderer's context
   // The dmabuf carrier's slots, used round robin (skipping those a KMS plane shows); the
   // one shown is fenced on the display device when the next takes its place.
-  std::unique_ptr<CarrierSlot> slots[kSlots];
+  std::shared_ptr<CarrierSlot> slots[kSlots];
   int next_slot = 0, shown_slot = -1;
   std::string carrier = "sysmem ring";  // what carried the last frame
   std::string carrier_why;              // and why that one
   bool carrier_failed = false;          // a slot could not be made or filled: ring only
   std::string carrier_error;            // what failed
+  Pending pending;                      // the commit being packed or about to be applied
   transfer::ModeSelector selector;
   bool has_mode = false;
-  TransferMode mode = TransferMode::rgb;
+  TransferMode mode = TransferMode::rgb;        // of the frame last packed
+  TransferMode shown_mode = TransferMode::rgb;  // of the frame last shown (ferryctl)
   // The destination holds a whole frame for the tiles modes to patch: false after a
   // switch into them (the last frames may have gone out as YUV planes only) or a resize.
   bool tiles_primed = false;
@@ -122,10 +146,26 @@ OffloadEngine::OffloadEngine(Server& server, std::unique_ptr<RenderDevice> devic
         &why);
     if (!removal_) log_warn("offload: %s: the render device's removal will not be noticed", why.c_str());
   }
+  // The worker's context shares the render device's objects (carrier slots, EGLImages).
+  std::string error;
+  std::unique_ptr<EglContext> ctx = EglContext::create_shared(device_->egl(), &error);
+  if (ctx) worker_ = PackWorker::start(server_.loop(), std::move(ctx), &error);
+  server_.egl().make_current();
+  if (!worker_) lose_device("no worker for its packs: " + error);
+  if (!options_.hold_fifo.empty()) {
+    hold_fd_ = UniqueFd(::open(options_.hold_fifo.c_str(), O_RDWR | O_CLOEXEC));
+    if (!hold_fd_)
+      log_error("offload: test hook: cannot open %s: %s", options_.hold_fifo.c_str(),
+                std::strerror(errno));
+  }
 }
 
 OffloadEngine::~OffloadEngine() {
   while (!lanes_.empty()) drop_lane(lanes_.begin()->first);
+  // A held pack (test hook) lets go, so that the worker can finish its queue and stop.
+  const char byte = 0;
+  if (hold_fd_ && ::write(hold_fd_.get(), &byte, 1) != 1)
+    log_warn("offload: test hook: cannot release a held pack: %s", std::strerror(errno));
 }
 
 void OffloadEngine::drop_lane(uint64_t surface_id) {
@@ -134,13 +174,10 @@ void OffloadEngine::drop_lane(uint64_t surface_id) {
   std::unique_ptr<Lane> lane = std::move(it->second);
   lanes_.erase(it);
   lanes_full_logged_ = false;
-  {
-    RenderDevice::Scope scope(*device_);
-    lane->source.reset();
-    if (lane->frame_tex) glDeleteTextures(1, &lane->frame_tex);
-    if (lane->import_tex) glDeleteTextures(1, &lane->import_tex);
-  }
-  lane->dest.reset();  // renderer's context, current again
+  // Its objects in the worker's context go there, after any job of the lane still queued
+  // or running (which holds its own reference, as its completion holds the slot and buffer).
+  if (worker_) worker_->submit([render = std::move(lane->render)](EglContext&) {}, nullptr);
+  lane->dest.reset();  // renderer's context
   for (auto& slot : lane->slots) slot.reset();
 }
 
@@ -152,11 +189,7 @@ OffloadEngine::Lane* OffloadEngine::lane_for(Surface& surface, std::string* erro
   }
   auto lane = std::make_unique<Lane>();
   lane->surface = &surface;
-  {
-    RenderDevice::Scope scope(*device_);
-    lane->source = transfer::SourceStage::create(device_->egl(), kSlots, error);
-  }
-  if (!lane->source) return nullptr;
+  // (Its source stage is made by its first job, in the worker's context.)
   lane->dest = transfer::DestStage::create(server_.egl(), kSlots, error);
   if (!lane->dest) return nullptr;
   uint64_t id = surface.id();
@@ -192,50 +225,77 @@ OffloadEngine::Lane* OffloadEngine::offloaded_lane(Surface& surface, uint32_t fo
   return lane;
 }
 
-bool OffloadEngine::transfer_shm(Surface& surface, ShmBuffer& buffer, const Region& buffer_damage,
-                                 std::unique_ptr<SurfaceTexture>& tex) {
+uint64_t OffloadEngine::prepare(Surface& surface, Buffer& buffer, const Region& buffer_damage,
+                                std::function<void()> done) {
+  if (buffer.kind() == BufferKind::shm)
+    return prepare_shm(surface, static_cast<ShmBuffer&>(buffer), buffer_damage, std::move(done));
+  if (DmabufBuffer* dmabuf = DmabufBuffer::from_buffer(&buffer))
+    return prepare_dmabuf(surface, *dmabuf, buffer_damage, std::move(done));
+  return 0;
+}
+
+void OffloadEngine::cancel(uint64_t id) {
+  if (worker_) worker_->cancel(id);
+}
+
+OffloadEngine::Pending OffloadEngine::take_pending(Surface& surface, const Buffer& buffer,
+                                                   Lane** lane_out) {
+  *lane_out = nullptr;
+  auto it = lanes_.find(surface.id());
+  if (it == lanes_.end() || it->second->pending.buffer != &buffer) return Pending{};
+  *lane_out = it->second.get();
+  return std::exchange(it->second->pending, Pending{});
+}
+
+uint64_t OffloadEngine::prepare_shm(Surface& surface, ShmBuffer& buffer, Region damage, Done done) {
   OffloadPolicy pol;
   const uint32_t fourcc = buffer.drm_format();
   Lane* lane = offloaded_lane(surface, fourcc, "wl_shm", &pol);
-  if (!lane) return false;
+  if (!lane) return 0;
   const int32_t w = buffer.width(), h = buffer.height();
 
-  // 1. The client's frame onto the render device (where a dGPU client's frame lives).
-  Region damage = buffer_damage;
+  // 1. The client's frame onto the render device (where a dGPU client's frame lives): the
+  // damaged rows are copied here, the worker uploads them.
+  PackJob job;
   damage.intersect(Rect{0, 0, w, h});
-  const uint8_t* pixels = buffer.begin_access();
-  if (!pixels) return true;  // the client lost its buffer (and got an error): keep the last frame
-  {
-    RenderDevice::Scope scope(*device_);
-    if (!lane->frame_tex || lane->from_dmabuf || lane->width != w || lane->height != h ||
-        lane->fourcc != fourcc) {
-      if (lane->frame_tex) glDeleteTextures(1, &lane->frame_tex);
-      glGenTextures(1, &lane->frame_tex);
-      glBindTexture(GL_TEXTURE_2D, lane->frame_tex);
-      glTexStorage2D(GL_TEXTURE_2D, 1, GL_RGBA8, w, h);
-      // wl_shm's XRGB/ARGB are B,G,R,A in memory: sample them as RGB.
-      bool bgra = fourcc == DRM_FORMAT_XRGB8888 || fourcc == DRM_FORMAT_ARGB8888;
-      glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_SWIZZLE_R, bgra ? GL_BLUE : GL_RED);
-      glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_SWIZZLE_B, bgra ? GL_RED : GL_BLUE);
-      glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_SWIZZLE_A, has_alpha(fourcc) ? GL_ALPHA : GL_ONE);
-      new_geometry(*lane, w, h, fourcc, false);
-      damage = Region(Rect{0, 0, w, h});
-    }
-    glBindTexture(GL_TEXTURE_2D, lane->frame_tex);
-    glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
-    glPixelStorei(GL_UNPACK_ROW_LENGTH, buffer.stride() / 4);
-    for (const Rect& r : damage.rects()) {
-      glPixelStorei(GL_UNPACK_SKIP_PIXELS, r.x);
-      glPixelStorei(GL_UNPACK_SKIP_ROWS, r.y);
-      glTexSubImage2D(GL_TEXTURE_2D, 0, r.x, r.y, r.width, r.height, GL_RGBA, GL_UNSIGNED_BYTE,
-                      pixels);
-    }
-    glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
-    glPixelStorei(GL_UNPACK_SKIP_PIXELS, 0);
-    glPixelStorei(GL_UNPACK_SKIP_ROWS, 0);
+  if (!lane->shm_frame || lane->from_dmabuf || lane->width != w || lane->height != h ||
+      lane->fourcc != fourcc) {
+    job.new_frame_tex = true;
+    new_geometry(*lane, w, h, fourcc, false);
+    lane->shm_frame = true;
+    damage = Region(Rect{0, 0, w, h});
   }
-  if (!buffer.end_access()) return true;  // faulted: the client got its error
-  return move_frame(surface, *lane, pol, lane->frame_tex, damage, false, tex);
+  const Rect rows = damage.extents();
+  auto copy = std::make_shared<std::vector<uint8_t>>(size_t(rows.height) * size_t(w) * 4);
+  const uint8_t* pixels = buffer.begin_access();
+  if (pixels) {
+    for (int32_t y = 0; y < rows.height; ++y)
+      std::memcpy(copy->data() + size_t(y) * size_t(w) * 4,
+                  pixels + size_t(rows.y + y) * size_t(buffer.stride()), size_t(w) * 4);
+  }
+  if (!pixels || !buffer.end_access()) {
+    // The client lost its buffer (and got an error): its last frame stays.
+    lane->pending = Pending{};
+    lane->pending.kind = Pending::Kind::keep_last;
+    lane->pending.buffer = &buffer;
+    return 0;
+  }
+  job.pixels = std::move(copy);
+  job.stride = w * 4;
+  job.first_row = rows.y;
+  job.upload = damage.rects();
+  return start_pack(surface, *lane, pol, std::move(job), buffer, damage, false, std::move(done));
+}
+
+bool OffloadEngine::transfer_shm(Surface& surface, ShmBuffer& buffer,
+                                 std::unique_ptr<SurfaceTexture>& tex) {
+  Lane* lane = nullptr;
+  Pending p = take_pending(surface, buffer, &lane);
+  switch (p.kind) {
+    case Pending::Kind::keep_last: return true;
+    case Pending::Kind::packed: return finish_pack(surface, *lane, p, tex);
+    default: return false;
+  }
 }
 
 bool OffloadEngine::import_dmabuf(DmabufBuffer& buffer, std::string* error) {
@@ -272,53 +332,73 @@ bool OffloadEngine::import_dmabuf(DmabufBuffer& buffer, std::string* error) {
   return true;
 }
 
-DmabufTransfer OffloadEngine::transfer_dmabuf(Surface& surface, DmabufBuffer& buffer,
-                                              const Region& buffer_damage,
-                                              std::unique_ptr<SurfaceTexture>& tex) {
+uint64_t OffloadEngine::prepare_dmabuf(Surface& surface, DmabufBuffer& buffer, Region damage,
+                                       Done done) {
   OffloadPolicy pol;
-  if (!lost_.empty() && lanes_.count(surface.id())) {
+  if (!lost_.empty()) {
+    auto it = lanes_.find(surface.id());
     // The render device is gone and this surface still shows its last frame from it: a
     // buffer the display device cannot import (one of the render device's own) leaves
     // that frame on screen until the client reallocates after the feedback.
     std::string error;
-    if (!server_.renderer().import_dmabuf_image(buffer, &error)) {
+    if (it != lanes_.end() && !server_.renderer().import_dmabuf_image(buffer, &error)) {
       log_warn("offload: wl_surface@%u: render device lost and the display device refuses "
                "the new buffer (%s): its last frame stays", wl_resource_get_id(surface.resource()),
                error.c_str());
-      return DmabufTransfer::moved;
+      it->second->pending = Pending{};
+      it->second->pending.kind = Pending::Kind::keep_last;
+      it->second->pending.buffer = &buffer;
+      return 0;
     }
   }
   Lane* lane = offloaded_lane(surface, buffer.drm_format(), "dmabuf", &pol);
-  if (!lane) return DmabufTransfer::not_taken;
+  if (!lane) return 0;
   const int32_t w = buffer.width(), h = buffer.height();
-  Region damage = buffer_damage;
   damage.intersect(Rect{0, 0, w, h});
-  if (show_in_place(surface, *lane, pol, buffer, damage, tex)) return DmabufTransfer::in_place;
+  std::unique_ptr<SurfaceTexture> in_place;
+  if (show_in_place(surface, *lane, pol, buffer, damage, in_place)) {
+    lane->pending = Pending{};
+    lane->pending.kind = Pending::Kind::in_place;
+    lane->pending.buffer = &buffer;
+    lane->pending.tex = std::move(in_place);
+    return 0;
+  }
   std::string error;
   if (!import_dmabuf(buffer, &error)) {
     log_warn("offload: wl_surface@%u: %s; composing it on the display device",
              wl_resource_get_id(surface.resource()), error.c_str());
-    return DmabufTransfer::not_taken;
+    return 0;
   }
+  // The worker binds the EGLImage (cached in the buffer, which stays referenced until the
+  // worker is done) in its context.
   auto* image = static_cast<DmabufImage*>(buffer.import_cache(device_.get()));
-  if (!lane->import_tex || lane->import_id != image->id()) {
-    RenderDevice::Scope scope(*device_);
-    if (lane->import_tex) glDeleteTextures(1, &lane->import_tex);
-    lane->import_tex = bind_dmabuf_image(device_->egl(), image->image(), buffer.attributes(), &error);
-    lane->import_id = lane->import_tex ? image->id() : 0;
-    if (!lane->import_tex) {
-      log_warn("offload: wl_surface@%u: %s", wl_resource_get_id(surface.resource()), error.c_str());
-      return DmabufTransfer::not_taken;
-    }
-  }
+  PackJob job;
+  job.image = image->image();
+  job.image_id = image->id();
+  job.attrs = &buffer.attributes();
   if (!lane->from_dmabuf || lane->width != w || lane->height != h ||
       lane->fourcc != buffer.drm_format()) {
     new_geometry(*lane, w, h, buffer.drm_format(), true);
     damage = Region(Rect{0, 0, w, h});
   }
-  return move_frame(surface, *lane, pol, lane->import_tex, damage, buffer.y_inverted(), tex)
-             ? DmabufTransfer::moved
-             : DmabufTransfer::not_taken;
+  return start_pack(surface, *lane, pol, std::move(job), buffer, damage, buffer.y_inverted(),
+                    std::move(done));
+}
+
+DmabufTransfer OffloadEngine::transfer_dmabuf(Surface& surface, DmabufBuffer& buffer,
+                                              std::unique_ptr<SurfaceTexture>& tex) {
+  Lane* lane = nullptr;
+  Pending p = take_pending(surface, buffer, &lane);
+  switch (p.kind) {
+    case Pending::Kind::keep_last: return DmabufTransfer::moved;
+    case Pending::Kind::in_place:
+      tex = std::move(p.tex);
+      return DmabufTransfer::in_place;
+    case Pending::Kind::packed:
+      return finish_pack(surface, *lane, p, tex) ? DmabufTransfer::moved
+                                                 : DmabufTransfer::not_taken;
+    default: return DmabufTransfer::not_taken;
+  }
 }
 
 bool OffloadEngine::show_in_place(Surface& surface, Lane& lane, const OffloadPolicy& pol,
@@ -376,7 +456,8 @@ void OffloadEngine::new_geometry(Lane& lane, int32_t w, int32_t h, uint32_t four
   lane.height = h;
   lane.fourcc = fourcc;
   lane.from_dmabuf = from_dmabuf;
-  lane.source->reset_history();
+  lane.shm_frame = false;
+  lane.reset_history = true;
   lane.tiles_primed = false;
 }
 
@@ -387,139 +468,208 @@ std::optional<RenderDeviceFormats> OffloadEngine::dmabuf_device(wl_client* clien
   return RenderDeviceFormats{device_->device(), device_->dmabuf_formats()};
 }
 
-bool OffloadEngine::move_frame(Surface& surface, Lane& lane_ref, const OffloadPolicy& pol,
-                               GLuint frame_texture, const Region& damage, bool y_inverted,
-                               std::unique_ptr<SurfaceTexture>& tex) {
-  Lane* lane = &lane_ref;
-  const int32_t w = lane->width, h = lane->height;
-  const uint32_t fourcc = lane->fourcc;
-  std::string error;
+uint64_t OffloadEngine::start_pack(Surface& surface, Lane& lane, const OffloadPolicy& pol,
+                                   PackJob job, Buffer& buffer, const Region& damage,
+                                   bool y_inverted, Done done) {
+  const int32_t w = lane.width, h = lane.height;
+  const uint32_t fourcc = lane.fourcc;
   // A lost context packs garbage or nothing: check before using it.
   std::string reset = device_->reset_status();
   if (reset.empty() && options_.lose_device_after_frames &&
-      frames_moved_ >= options_.lose_device_after_frames)
+      packs_started_ >= options_.lose_device_after_frames)
     reset = "context reset (simulated: FERRY_TEST_LOSE_RENDER_DEVICE=" +
             std::to_string(options_.lose_device_after_frames) + ")";
   if (!reset.empty()) {
     lose_device(reset);
-    drop_lane(surface.id());  // the caller composes this frame on the display device
-    return false;
+    drop_lane(surface.id());  // the display device composes this frame
+    return 0;
   }
   // 2. The mode for this frame.
-  const Clock::time_point now = Clock::now();
-  const transfer::SelectorInputs in = inputs_for(surface, *lane, pol, w, h, damage, now);
-  const transfer::Decision& d = lane->selector.decide(in);
+  Pending p;
+  p.kind = Pending::Kind::packed;
+  p.buffer = &buffer;
+  p.now = Clock::now();
+  const transfer::SelectorInputs in = inputs_for(surface, lane, pol, w, h, damage, p.now);
+  const transfer::Decision& d = lane.selector.decide(in);
   // cpu-copy is rgb over the ring; zero-copy of a frame that must be moved, too.
-  TransferMode mode = d.mode == TransferMode::cpu_copy || d.mode == TransferMode::zero_copy
-                          ? TransferMode::rgb
-                          : d.mode;
-  std::string reason = pol.reason + "; " + d.reason;
+  p.mode = d.mode == TransferMode::cpu_copy || d.mode == TransferMode::zero_copy
+               ? TransferMode::rgb
+               : d.mode;
+  p.reason = pol.reason + "; " + d.reason;
   if (d.mode == TransferMode::zero_copy)
-    reason += " (this frame is not a dmabuf the display device imports: rgb)";
-  if (!lane->has_mode || mode != lane->mode) {
-    if (is_tiles(mode)) {
-      lane->source->reset_history();  // the first tiles frame sends every tile
-      lane->tiles_primed = false;
+    p.reason += " (this frame is not a dmabuf the display device imports: rgb)";
+  if (!lane.has_mode || p.mode != lane.mode) {
+    if (is_tiles(p.mode)) {
+      lane.reset_history = true;  // the first tiles frame sends every tile
+      lane.tiles_primed = false;
     }
-    note_mode(surface, *lane, w, h, mode, reason);
+    note_mode(surface, lane, w, h, p.mode, p.reason);
   }
 
-  // 3. Pack on the render device, across the ring, unpack on the display device.
-  std::vector<Rect> tile_damage;
-  transfer::SourceFrame frame;
-  frame.texture = frame_texture;
-  frame.fourcc = fourcc;
-  frame.width = w;
-  frame.height = h;
+  // 3. The job: pack on the render device into a carrier slot or the ring (worker).
+  job.render = lane.render;
+  job.ring = lane.ring;
+  job.stage_slots = kSlots;
+  job.width = p.width = w;
+  job.height = p.height = h;
+  job.fourcc = p.fourcc = fourcc;
+  job.reset_history = std::exchange(lane.reset_history, false);
   // Client damage drives the tiles only once the destination holds a whole frame; until
   // then the stage compares with its (reset) history, which sends every tile.
-  if (is_tiles(mode) && lane->tiles_primed && !(damage == Region(Rect{0, 0, w, h}))) {
-    tile_damage = damage.rects();
-    frame.damage = &tile_damage;
+  if (is_tiles(p.mode) && lane.tiles_primed && !(damage == Region(Rect{0, 0, w, h}))) {
+    job.tile_damage = damage.rects();
+    job.tile_damage_set = true;
   }
-  transfer::PackOptions po;
-  po.mode = mode;
+  p.options.mode = p.mode;
   // llvmpipe's compute path spins on a texture imported from a kms_swrast display target
   // (measured in the guest: a 200x150 NV12 pack on vgem still busy after 30 s); its
   // fragment path packs the same bytes.
-  po.force_fragment = lane->from_dmabuf && device_->software();
-  Clock::time_point t0 = Clock::now(), t1 = t0;
-  uint64_t bytes = 0;
-  bool ok = false, fused = false;
-  YuvPlanes planes;
-  std::unique_ptr<SurfaceTexture> carrier_tex;
-  bool busy = false;
-  if (carrier_takes(mode) && !lane->carrier_failed) {
-    // The dmabuf carrier: packed straight into linear buffers the display samples.
-    ok = carry_dmabuf(*lane, frame, po, y_inverted, &bytes, carrier_tex, &busy, &error);
-    if (busy) {
-      error.clear();  // this frame only: the ring carries it
-    } else if (!carrier_tex) {
+  p.options.force_fragment = lane.from_dmabuf && device_->software();
+  job.options = p.options;
+  p.y_inverted = y_inverted;
+  if (carrier_takes(p.mode) && !lane.carrier_failed) {
+    std::string error;
+    p.slot = carrier_slot(lane, p.mode, w, h, &p.busy, &error);
+    if (p.slot >= 0) {
+      p.slot_ref = lane.slots[size_t(p.slot)];
+      job.to_carrier = true;
+      for (int i = 0; i < 3; ++i) job.targets[i] = p.slot_ref->render_targets()[i];
+      job.list_row = p.slot_ref->list_row();
+    } else if (!p.busy) {
       log_warn("offload: wl_surface@%u: dmabuf carrier: %s; its frames go through the sysmem "
                "ring", wl_resource_get_id(surface.resource()), error.c_str());
-      lane->carrier_failed = true;
-      lane->carrier_error = error;
-      error.clear();
+      lane.carrier_failed = true;
+      lane.carrier_error = error;
     }
-    t1 = Clock::now();
   }
-  if (!carrier_tex) {
-    // The sysmem ring: read back on the render device, uploaded on the display device.
-    transfer::Packet* packet = nullptr;
-    {
-      RenderDevice::Scope scope(*device_);
-      ok = lane->source->submit(frame, po, &error);
-      packet = ok ? lane->ring.begin_write() : nullptr;
-      if (ok && !packet) {
-        ok = false;
-        error = "the ring is full";
-      }
-      ok = ok && lane->source->collect(packet, true, &error);
-      if (packet) lane->ring.end_write();
-    }
-    t1 = Clock::now();
-    const transfer::Packet* carried = ok ? lane->ring.begin_read() : nullptr;
-    ok = carried && lane->dest->consume(*carried, options_.fused_unpack ? &planes : nullptr,
-                                        &fused, &error);
-    bytes = carried ? carried->used : 0;
-    if (carried) lane->ring.end_read();
-    lane->carrier = "sysmem ring";
-    lane->carrier_why = !carrier_ok_            ? carrier_why_
-                        : lane->carrier_failed ? "the dmabuf carrier failed for this surface: " +
-                                                     lane->carrier_error
-                        : busy ? "every dmabuf carrier slot was still on a KMS plane"
-                        : mode == TransferMode::p010 && !carrier_p010_ ? carrier_p010_why_
-                                               : "the dmabuf carrier does not take " +
-                                                     std::string(to_string(mode)) + " frames" +
-                                                     (options_.fused_unpack
-                                                          ? ""
-                                                          : " with the fused unpack off");
+  if (hold_fd_ && packs_started_ == options_.hold_after_frames) {
+    job.hold_fd = hold_fd_.get();
+    log_info("offload: wl_surface@%u: test hook: its pack waits until %s is written",
+             wl_resource_get_id(surface.resource()), options_.hold_fifo.c_str());
+  }
+  ++packs_started_;
+  job.result = p.result = std::make_shared<PackResult>();
+
+  // A packed frame nobody applied (a role refused the commit) leaves its packet behind.
+  if (lane.pending.kind == Pending::Kind::packed && lane.pending.result->finished &&
+      lane.pending.result->ok && !lane.pending.result->carried && lane.ring->begin_read())
+    lane.ring->end_read();
+  // What the job reads lives until it has returned: the client's buffer (its EGLImage)
+  // and the carrier slot, released by the completion on this thread.
+  auto shared_job = std::make_shared<PackJob>(std::move(job));
+  std::shared_ptr<PackResult> result = p.result;
+  const uint64_t id = worker_->submit(
+      [shared_job](EglContext& ctx) { shared_job->run(ctx); },
+      [result, keep = BufferRef(&buffer), slot = p.slot_ref, done = std::move(done)] {
+        result->finished = true;
+        if (done) done();
+      });
+  lane.pending = std::move(p);
+  return id;
+}
+
+bool OffloadEngine::show_carrier_slot(Lane& lane, Pending& p, std::unique_ptr<SurfaceTexture>& tex,
+                                      std::string* error) {
+  CarrierSlot& slot = *p.slot_ref;
+  const PackResult& r = *p.result;
+  const transfer::PackOptions& po = p.options;
+  const bool tiles = is_tiles(po.mode);
+  // The tiles patch the destination's copy of the frame from the atlas (display device).
+  if (tiles) {
+    const GLuint atlas[3] = {slot.display_texture(0), slot.display_texture(1),
+                             slot.display_texture(2)};
+    if (!lane.dest->scatter_atlas(atlas, po.mode == TransferMode::tiles_nv12, po.color,
+                                  p.width, p.height, po.tile_size, r.tile_count,
+                                  slot.list_row(), error))
+      return false;
+  }
+  // From here on no composition samples the slot shown so far: fence it for its next use.
+  if (lane.shown_slot >= 0 && lane.shown_slot != p.slot && lane.slots[size_t(lane.shown_slot)])
+    lane.slots[size_t(lane.shown_slot)]->set_display_fence(
+        transfer::insert_fence(server_.egl().display()));
+  lane.shown_slot = p.slot;
+  lane.carrier = "dmabuf";
+  const bool opaque = !has_alpha(p.fourcc);
+  if (po.mode == TransferMode::rgb) {
+    tex = Renderer::borrow(slot.display_texture(0), p.width, p.height, opaque, p.y_inverted);
+    tex->set_scanout(slot.scanout_source(0));  // a full-screen surface may be flipped to it
+  } else if (tiles) {
+    tex = Renderer::borrow(lane.dest->texture(), p.width, p.height, opaque, p.y_inverted);
   } else {
-    lane->carrier_why = carrier_why_;
+    const bool semiplanar = po.mode != TransferMode::yuv444, ten = po.mode == TransferMode::p010;
+    const GLuint t[3] = {slot.display_texture(0), slot.display_texture(1),
+                         slot.display_texture(semiplanar ? 1 : 2)};
+    YuvPlanes planes =
+        transfer::fused_planes(po.color, t, semiplanar, ten, po.mode == TransferMode::nv12);
+    // NV12 is gathered as R8 + RG8; 4:4:4 and P010 are fetched from the UNORM planes.
+    if (po.mode != TransferMode::nv12) planes.norm = ten ? 65535.0f : 255.0f;
+    tex = Renderer::borrow_yuv(planes, p.width, p.height, p.y_inverted);
   }
-  Clock::time_point t2 = Clock::now();
+  return true;
+}
+
+bool OffloadEngine::finish_pack(Surface& surface, Lane& lane, Pending& p,
+                                std::unique_ptr<SurfaceTexture>& tex) {
+  const PackResult& r = *p.result;
+  const Clock::time_point t1 = Clock::now();
+  std::string error = r.finished ? r.error : "its pack has not finished";
+  bool ok = r.finished && r.ok;
+  if (ok && !r.carrier_error.empty()) {
+    log_warn("offload: wl_surface@%u: dmabuf carrier: %s; its frames go through the sysmem "
+             "ring", wl_resource_get_id(surface.resource()), r.carrier_error.c_str());
+    lane.carrier_failed = true;
+    lane.carrier_error = r.carrier_error;
+  }
+  uint64_t bytes = r.bytes;
+  bool fused = false;
+  YuvPlanes planes;
+  std::unique_ptr<SurfaceTexture> carrier_tex;
+  if (ok && r.carried) {
+    ok = show_carrier_slot(lane, p, carrier_tex, &error);
+    if (!is_tiles(p.mode)) bytes = p.slot_ref->payload_bytes();
+    lane.carrier_why = carrier_why_;
+  } else if (ok) {
+    // The sysmem ring: the worker read it back, the display device uploads it.
+    const transfer::Packet* carried = lane.ring->begin_read();
+    if (!carried) error = "the ring holds no packet";
+    ok = carried && lane.dest->consume(*carried, options_.fused_unpack ? &planes : nullptr,
+                                       &fused, &error);
+    if (carried) lane.ring->end_read();
+    lane.carrier = "sysmem ring";
+    lane.carrier_why = !carrier_ok_            ? carrier_why_
+                       : lane.carrier_failed ? "the dmabuf carrier failed for this surface: " +
+                                                   lane.carrier_error
+                       : p.busy ? "every dmabuf carrier slot was still on a KMS plane"
+                       : p.mode == TransferMode::p010 && !carrier_p010_ ? carrier_p010_why_
+                                              : "the dmabuf carrier does not take " +
+                                                    std::string(to_string(p.mode)) + " frames" +
+                                                    (options_.fused_unpack
+                                                         ? ""
+                                                         : " with the fused unpack off");
+  }
+  const Clock::time_point t2 = Clock::now();
   if (!ok) {
     log_warn("offload: wl_surface@%u: transfer in %s failed: %s; composing it locally",
-             wl_resource_get_id(surface.resource()), std::string(to_string(mode)).c_str(),
+             wl_resource_get_id(surface.resource()), std::string(to_string(p.mode)).c_str(),
              error.c_str());
     drop_lane(surface.id());
     return false;
   }
 
-  lane->tiles_primed = is_tiles(mode);
-  lane->pack_ms = ms_between(t0, t1);
-  lane->unpack_ms = ms_between(t1, t2);
-  count_frame(*lane, mode, bytes, std::move(reason), now);
-  carrier_frames_[lane->carrier]++;
+  lane.tiles_primed = is_tiles(p.mode);
+  lane.pack_ms = r.pack_ms;  // measured on the worker
+  lane.unpack_ms = ms_between(t1, t2);
+  count_frame(lane, p.mode, bytes, std::move(p.reason), p.now);
+  carrier_frames_[lane.carrier]++;
   frames_moved_++;
   if (carrier_tex) {
     tex = std::move(carrier_tex);
   } else if (fused) {
     // The renderer samples the planes and converts per fragment (no RGBA intermediate).
-    tex = Renderer::borrow_yuv(planes, w, h, y_inverted);
+    tex = Renderer::borrow_yuv(planes, p.width, p.height, p.y_inverted);
   } else {
-    tex = Renderer::borrow(lane->dest->texture(), lane->dest->width(), lane->dest->height(),
-                           !has_alpha(fourcc), y_inverted);
+    tex = Renderer::borrow(lane.dest->texture(), lane.dest->width(), lane.dest->height(),
+                           !has_alpha(p.fourcc), p.y_inverted);
   }
   return true;
 }
@@ -562,6 +712,7 @@ void OffloadEngine::count_frame(Lane& lane, TransferMode mode, uint64_t bytes, s
                                 Clock::time_point now) {
   lane.has_mode = true;
   lane.mode = mode;
+  lane.shown_mode = mode;
   lane.reason = std::move(reason);
   lane.frames++;
   lane.bytes_last = bytes;
@@ -593,10 +744,8 @@ bool OffloadEngine::carrier_takes(TransferMode mode) const {
   }
 }
 
-bool OffloadEngine::carry_dmabuf(Lane& lane, const transfer::SourceFrame& frame,
-                                 const transfer::PackOptions& po, bool y_inverted, uint64_t* bytes,
-                                 std::unique_ptr<SurfaceTexture>& tex, bool* busy,
-                                 std::string* error) {
+int OffloadEngine::carrier_slot(Lane& lane, TransferMode mode, int32_t w, int32_t h, bool* busy,
+                                std::string* error) {
   // A slot a KMS plane still shows (full-screen scanout from the carrier) is skipped until
   // its flip is replaced.
   int s = lane.next_slot;
@@ -605,69 +754,27 @@ bool OffloadEngine::carry_dmabuf(Lane& lane, const transfer::SourceFrame& frame,
   if (lane.slots[size_t(s)] && lane.slots[size_t(s)]->on_screen()) {
     *error = "every carrier slot is still on screen";
     *busy = true;
-    return false;
+    return -1;
   }
-  std::unique_ptr<CarrierSlot>& slot = lane.slots[size_t(s)];
-  if (!slot || slot->mode() != po.mode || slot->width() != frame.width ||
-      slot->height() != frame.height) {
+  std::shared_ptr<CarrierSlot>& slot = lane.slots[size_t(s)];
+  if (!slot || slot->mode() != mode || slot->width() != w || slot->height() != h) {
     slot.reset();
     if (lane.shown_slot == s) lane.shown_slot = -1;
-    slot = CarrierSlot::create(*device_, server_.egl(), po.mode, frame.width, frame.height, error);
-    if (!slot) return false;
+    slot = CarrierSlot::create(*device_, server_.egl(), mode, w, h, error);
+    if (!slot) return -1;
   }
   slot->wait_display();  // the display device has finished sampling it
-  const bool tiles = is_tiles(po.mode);
-  uint32_t tile_count = 0;
-  bool ok = false;
-  {
-    RenderDevice::Scope scope(*device_);
-    ok = tiles ? lane.source->pack_tiles_to_atlas(frame, po, slot->render_targets(),
-                                                  slot->list_row(), &tile_count, bytes, error)
-               : lane.source->pack_to_textures(frame, po, slot->render_targets(), error);
-  }
-  if (!ok) return false;
-  // The tiles patch the destination's copy of the frame from the atlas (display device).
-  if (tiles) {
-    const GLuint atlas[3] = {slot->display_texture(0), slot->display_texture(1),
-                             slot->display_texture(2)};
-    if (!lane.dest->scatter_atlas(atlas, po.mode == TransferMode::tiles_nv12, po.color,
-                                  frame.width, frame.height, po.tile_size, tile_count,
-                                  slot->list_row(), error))
-      return false;
-  }
-  // From here on no composition samples the slot shown so far: fence it for its next use.
-  if (lane.shown_slot >= 0 && lane.slots[size_t(lane.shown_slot)])
-    lane.slots[size_t(lane.shown_slot)]->set_display_fence(
-        transfer::insert_fence(server_.egl().display()));
-  lane.shown_slot = s;
   lane.next_slot = (s + 1) % kSlots;
-  lane.carrier = "dmabuf";
-  if (!tiles) *bytes = slot->payload_bytes();
-  const bool opaque = !has_alpha(frame.fourcc);
-  if (po.mode == TransferMode::rgb) {
-    tex = Renderer::borrow(slot->display_texture(0), frame.width, frame.height, opaque, y_inverted);
-    tex->set_scanout(slot->scanout_source(0));  // a full-screen surface may be flipped to it
-  } else if (tiles) {
-    tex = Renderer::borrow(lane.dest->texture(), frame.width, frame.height, opaque, y_inverted);
-  } else {
-    const bool semiplanar = po.mode != TransferMode::yuv444, ten = po.mode == TransferMode::p010;
-    const GLuint t[3] = {slot->display_texture(0), slot->display_texture(1),
-                         slot->display_texture(semiplanar ? 1 : 2)};
-    YuvPlanes planes =
-        transfer::fused_planes(po.color, t, semiplanar, ten, po.mode == TransferMode::nv12);
-    // NV12 is gathered as R8 + RG8; 4:4:4 and P010 are fetched from the UNORM planes.
-    if (po.mode != TransferMode::nv12) planes.norm = ten ? 65535.0f : 255.0f;
-    tex = Renderer::borrow_yuv(planes, frame.width, frame.height, y_inverted);
-  }
-  return true;
+  return s;
 }
 
 std::optional<SurfaceTransferInfo> OffloadEngine::info(const Surface& surface) const {
   auto it = lanes_.find(surface.id());
-  if (!lost_.empty() || it == lanes_.end() || !it->second->has_mode) return std::nullopt;
+  // Only once a frame crossed: the mode of one being packed is not on screen yet.
+  if (!lost_.empty() || it == lanes_.end() || it->second->frames == 0) return std::nullopt;
   const Lane& l = *it->second;
   SurfaceTransferInfo i;
-  i.mode = std::string(to_string(l.mode));
+  i.mode = std::string(to_string(l.shown_mode));
   i.carrier = l.carrier;
   i.carrier_reason = l.carrier_why;
   i.source = l.from_dmabuf ? "dmabuf on " + device_->name() : "wl_shm";

@@ -3,20 +3,27 @@
 // client's commit and the renderer, for surfaces whose clients render on the render
 // device. Per offloaded surface a *lane*: the client's frame on the render device, a
 // SourceStage packing it in the mode the ModeSelector (or a rule / override) picks, the
-// system-memory ring (S1's carrier), and a DestStage in the renderer's context whose RGBA
-// texture the renderer composes.
+// system-memory ring (S1's carrier) or the dmabuf carrier's slots, and a DestStage in the
+// renderer's context whose RGBA texture the renderer composes.
 //
 // The frame enters the lane in one of two ways: a dmabuf the client rendered on the render
 // device is imported there (EGLImage cached in the buffer under the render device's key;
 // a (format, modifier) the device refused is remembered), or a wl_shm frame is uploaded
-// into a texture there (where a dGPU client's frame would already be). The lane runs
-// synchronously inside the commit, so the frame shown is exactly the one that crossed, and
-// the client's buffer is free again when the commit returns; frames go in the dmabuf
-// carrier's slots when its start-up test passed (p010 when its 16-bit planes passed too).
+// into a texture there (where a dGPU client's frame would already be).
+//
+// A frame crosses in two halves. prepare() (the commit gate, once the commit's acquire
+// fence has signalled) decides the mode and the carrier slot and hands a PackJob to the
+// PackWorker: the render device's GL work (upload or import, pack, ring or carrier writes)
+// runs on the worker's thread. The commit waits in the gate meanwhile; other surfaces go
+// on. When the worker is done the gate applies the commit, and transfer_shm() /
+// transfer_dmabuf() do the display device's half (ring upload and unpack, tiles scatter,
+// carrier fences) and hand the renderer its texture; the client's buffer is released then.
 // In zero-copy mode a dmabuf the display device imports is not moved at all: it is
 // sampled where it lies.
 //
-// Threading: main thread only (see RenderDevice's scope rule).
+// Threading: main thread only, except the PackJobs, which run on the worker (see
+// pack_worker.hpp); the render device's context is made current on the main thread only
+// for set-up (carrier slots, EGLImages, start-up tests; see RenderDevice's scope rule).
 
 #include <GLES3/gl32.h>
 
@@ -32,6 +39,8 @@
 #include <utility>
 
 #include "core/transfer_path.hpp"
+#include "offload/pack_job.hpp"
+#include "offload/pack_worker.hpp"
 #include "offload/removal_watch.hpp"
 #include "offload/render_device.hpp"
 #include "transfer/mode.hpp"
@@ -54,8 +63,14 @@ struct EngineOptions {
   // (FERRY_OFFLOAD_CARRIER=ring): the system-memory ring carries every frame.
   bool dmabuf_carrier = true;
   // Test hook (FERRY_TEST_LOSE_RENDER_DEVICE=N): the render device counts as lost, as on
-  // a context reset, when frame N+1 is about to be packed. 0 = never.
+  // a context reset, when frame N+1 (over all lanes) is about to be packed, even while
+  // earlier packs are still on the worker. 0 = never.
   uint64_t lose_device_after_frames = 0;
+  // Test hook (FERRY_TEST_HOLD_PACK=N:FIFO): the pack of frame N+1 (counted over all
+  // lanes) waits on the worker, before its GL work, until a byte can be read from the FIFO
+  // at this path: a render device whose work does not complete. Empty: never.
+  std::string hold_fifo;
+  uint64_t hold_after_frames = 0;
 };
 
 class OffloadEngine final : public SurfaceTransferPath {
@@ -79,10 +94,12 @@ class OffloadEngine final : public SurfaceTransferPath {
   // nullopt for every client): re-send dmabuf feedback, tell D-Bus.
   std::function<void(const std::string& why)> on_device_lost;
 
-  bool transfer_shm(Surface& surface, ShmBuffer& buffer, const Region& buffer_damage,
+  uint64_t prepare(Surface& surface, Buffer& buffer, const Region& buffer_damage,
+                   std::function<void()> done) override;
+  void cancel(uint64_t id) override;
+  bool transfer_shm(Surface& surface, ShmBuffer& buffer,
                     std::unique_ptr<SurfaceTexture>& tex) override;
   DmabufTransfer transfer_dmabuf(Surface& surface, DmabufBuffer& buffer,
-                                 const Region& buffer_damage,
                                  std::unique_ptr<SurfaceTexture>& tex) override;
   std::optional<RenderDeviceFormats> dmabuf_device(wl_client* client) const override;
   bool import_dmabuf(DmabufBuffer& buffer, std::string* error) override;
@@ -106,6 +123,10 @@ class OffloadEngine final : public SurfaceTransferPath {
     uint64_t bytes = 0;
   };
   const std::map<TransferMode, ModeTotals>& totals() const { return totals_; }
+  // At exit, before print_stats(): waits up to 'timeout_ms' for the packs in flight and
+  // applies their commits, so that every frame that crossed is counted. False when a pack
+  // is still running then (a render device whose work does not complete).
+  bool settle(int timeout_ms) { return !worker_ || worker_->settle(timeout_ms); }
   // "offload (render device D, carrier C): rgb 120 frames 110592000 bytes, nv12 ..." and
   // "offload carriers: dmabuf 100 frames, sysmem ring 20 frames" (what carried each frame;
   // "none" for zero-copy) (--stats).
@@ -113,6 +134,8 @@ class OffloadEngine final : public SurfaceTransferPath {
 
  private:
   struct Lane;
+  struct Pending;
+  using Done = std::function<void()>;
   Lane* lane_for(Surface& surface, std::string* error);
   void drop_lane(uint64_t surface_id);
   // The surface's lane when its client is offloaded and the engine takes 'fourcc' (else
@@ -120,10 +143,21 @@ class OffloadEngine final : public SurfaceTransferPath {
   Lane* offloaded_lane(Surface& surface, uint32_t fourcc, const char* what, OffloadPolicy* pol);
   // The frame changed size, format or origin: the next frame is sent whole.
   void new_geometry(Lane& lane, int32_t w, int32_t h, uint32_t fourcc, bool from_dmabuf);
-  // Steps 2 and 3 for the frame in 'frame_texture' (render context): pick the mode, pack,
-  // carry, unpack; 'tex' gets the result. False (lane dropped) when the transfer failed.
-  bool move_frame(Surface& surface, Lane& lane, const OffloadPolicy& pol, GLuint frame_texture,
-                  const Region& damage, bool y_inverted, std::unique_ptr<SurfaceTexture>& tex);
+  uint64_t prepare_shm(Surface& surface, ShmBuffer& buffer, Region damage, Done done);
+  uint64_t prepare_dmabuf(Surface& surface, DmabufBuffer& buffer, Region damage, Done done);
+  // Steps 2 and 3, main thread's half, for the frame 'job' names: checks the device,
+  // picks the mode and the carrier slot, hands the job to the worker and notes what
+  // transfer_*() will need in the lane. 0 when nothing was started (the lane is dropped
+  // and the frame composed locally).
+  uint64_t start_pack(Surface& surface, Lane& lane, const OffloadPolicy& pol, PackJob job,
+                      Buffer& buffer, const Region& damage, bool y_inverted, Done done);
+  // The display device's half once the worker is done: the ring's packet uploaded and
+  // unpacked, or the carrier slot's tiles scattered and its predecessor fenced; 'tex'
+  // gets the result. False (lane dropped) when the transfer failed.
+  bool finish_pack(Surface& surface, Lane& lane, Pending& p, std::unique_ptr<SurfaceTexture>& tex);
+  // What prepare() left in the surface's lane for 'buffer', moved out (kind none when
+  // nothing; *lane_out the lane).
+  Pending take_pending(Surface& surface, const Buffer& buffer, Lane** lane_out);
   // The selector's inputs for a w x h frame with 'damage' at 'now' (drops commits older
   // than a second from the lane's window).
   transfer::SelectorInputs inputs_for(Surface& surface, Lane& lane, const OffloadPolicy& pol,
@@ -142,13 +176,16 @@ class OffloadEngine final : public SurfaceTransferPath {
                      const Region& damage, std::unique_ptr<SurfaceTexture>& tex);
   // Whether the dmabuf carrier takes frames of this mode.
   bool carrier_takes(TransferMode mode) const;
-  // Packs the frame into the lane's next carrier slot no KMS plane shows; 'tex' samples
-  // it (rgb: and offers the slot for scanout). False with *error (and 'tex' null) when no
-  // slot could be made or filled: the ring carries the frame; *busy: only because every
-  // slot is still on screen (this frame takes the ring, the next tries again).
-  bool carry_dmabuf(Lane& lane, const transfer::SourceFrame& frame, const transfer::PackOptions& po,
-                    bool y_inverted, uint64_t* bytes, std::unique_ptr<SurfaceTexture>& tex,
-                    bool* busy, std::string* error);
+  // The lane's next carrier slot no KMS plane shows, made for this mode and size, with
+  // the display device done sampling it; -1 with *error when none could be made, or with
+  // *busy when every slot is still on screen (this frame takes the ring, the next tries
+  // again).
+  int carrier_slot(Lane& lane, TransferMode mode, int32_t w, int32_t h, bool* busy,
+                   std::string* error);
+  // The display side of a frame packed into carrier slot p.slot: 'tex' samples it (rgb:
+  // and offers it for scanout); tiles are scattered into the destination's copy.
+  bool show_carrier_slot(Lane& lane, Pending& p, std::unique_ptr<SurfaceTexture>& tex,
+                         std::string* error);
 
   Server& server_;
   std::unique_ptr<RenderDevice> device_;
@@ -170,7 +207,10 @@ class OffloadEngine final : public SurfaceTransferPath {
   bool lanes_full_logged_ = false;
   std::string lost_;                   // why the render device is lost; empty: working
   std::unique_ptr<RemovalWatch> removal_;  // udev "remove" of the render device's node
-  uint64_t frames_moved_ = 0;          // frames packed, for the test hook
+  uint64_t frames_moved_ = 0;          // frames packed and shown
+  uint64_t packs_started_ = 0;         // packs handed to the worker (the test hooks)
+  UniqueFd hold_fd_;                   // the hold hook's FIFO, opened read-write
+  std::unique_ptr<PackWorker> worker_;  // last: joined first, while the lanes' objects live
   int imports_failing_ = 0;            // render-device imports failed since the last success
 };
 

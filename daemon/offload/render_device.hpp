@@ -10,7 +10,10 @@
 //
 // Thread rule: main thread only. Its context is current only inside a Scope; the scope
 // makes the display device's (the renderer's) context current again when it ends, so code
-// outside a Scope may assume the renderer's context, as everywhere else in ferryd.
+// outside a Scope may assume the renderer's context, as everywhere else in ferryd. It is
+// used for set-up (EGLImages of client buffers, carrier slots, start-up tests); the
+// per-frame work runs on the offload worker (pack_worker.hpp) in a second context that
+// shares this one's objects.
 
 #include <sys/types.h>
 

@@ -119,6 +119,28 @@ bool EglContext::init(EGLenum platform, void* native, std::string* error) {
   return true;
 }
 
+std::unique_ptr<EglContext> EglContext::create_shared(const EglContext& parent,
+                                                      std::string* error) {
+  std::unique_ptr<EglContext> c(new EglContext());
+  const EGLint attribs[] = {EGL_CONTEXT_MAJOR_VERSION, parent.caps_.gles_major,
+                            EGL_CONTEXT_MINOR_VERSION, parent.caps_.gles_minor, EGL_NONE};
+  EGLContext ctx = eglCreateContext(parent.display_, EGL_NO_CONFIG_KHR, parent.context_, attribs);
+  if (ctx == EGL_NO_CONTEXT) {
+    *error = "eglCreateContext (shared) failed: " + egl_error_string(eglGetError());
+    return nullptr;
+  }
+  {
+    std::lock_guard lock(g_display_mutex);
+    ++g_display_users[parent.display_];
+  }
+  c->display_ = parent.display_;
+  c->context_ = ctx;
+  c->caps_ = parent.caps_;
+  c->egl_exts_ = parent.egl_exts_;
+  c->gl_exts_ = parent.gl_exts_;
+  return c;
+}
+
 EglContext::~EglContext() {
   if (display_ == EGL_NO_DISPLAY) return;
   eglMakeCurrent(display_, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);

@@ -38,7 +38,11 @@ class EglContext {
   static std::unique_ptr<EglContext> create_surfaceless(std::string* error);
   // Display on a GBM device (KMS backend). The gbm_device outlives the context.
   static std::unique_ptr<EglContext> create_gbm(gbm_device* gbm, std::string* error);
-  // Display on an EGLDevice whose DRM node is given (render-node-only GPUs).
+  // A second context on 'parent's display sharing its objects (textures, buffers,
+  // programs, EGLImages; not FBOs or VAOs), with the same GLES version and caps. Not made
+  // current here: the caller makes it current on the thread that will use it (the
+  // offload worker). The parent outlives it.
+  static std::unique_ptr<EglContext> create_shared(const EglContext& parent, std::string* error);
   ~EglContext();
   EglContext(const EglContext&) = delete;
   EglContext& operator=(const EglContext&) = delete;

@@ -3,7 +3,10 @@
 // frames carried by the system-memory ring. Pixels come back through screencopy; bytes and
 // frame counts from ferryd's --stats line "offload (...): MODE N frames B bytes".
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -16,11 +19,13 @@
 #include <fstream>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "harness.hpp"
 #include "presentation_sample.hpp"
 #include "util/png.hpp"
 #include "util/region.hpp"
+#include "util/unique_fd.hpp"
 #include "wl_client.hpp"
 
 using namespace std::chrono_literals;
@@ -121,15 +126,25 @@ class Offload : public ::testing::Test {
   // ferryd with the surfaceless render device and a rule for this test binary; 'head'
   // goes before the rule (global tables).
   void start(const std::string& rule_body, const std::string& head = "",
-             const std::string& output = "640x480@60") {
+             const std::string& output = "640x480@60", const std::vector<std::string>& env = {}) {
     std::string cfg = tmp_.path() + "/ferry.toml";
     std::ofstream(cfg) << head << "[[rule]]\nname = \"offload-test\"\nexe = \"*/integration-offload\"\n"
                        << rule_body;
     ASSERT_TRUE(f_.start({"--render-device", "surfaceless", "--config", cfg, "--output", output,
-                          "--stats"}));
+                          "--stats"}, env));
     std::string err;
     c_ = WlClient::connect(f_.socket_path(), &err);
     ASSERT_TRUE(c_) << err;
+  }
+  // ferryd offloading only toplevels with app_id "held" (in rgb), with the pack after the
+  // first 'after' held until the returned FIFO is written; 'env' adds more.
+  std::string start_holding(int after, std::vector<std::string> env = {}) {
+    const std::string fifo = tmp_.path() + "/hold";
+    EXPECT_EQ(mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
+    env.push_back("FERRY_TEST_HOLD_PACK=" + std::to_string(after) + ":" + fifo);
+    start("app_id = \"held\"\ngpu = \"discrete\"\ntransfer = \"rgb\"\n", "", "640x480@60",
+          env);
+    return fifo;
   }
   std::map<std::string, ModeTotals> stop() {
     c_.reset();
@@ -240,6 +255,187 @@ TEST_F(Offload, OffloadVariableInTheEnvironmentSendsAClientThroughTheEngine) {
        at = log.find("offload: wl_surface@", at + 1))
     lanes.insert(log.substr(at, log.find(' ', at + 10) - at));
   EXPECT_EQ(lanes.size(), 1u) << log;
+}
+
+// Whether every pixel of 'area' (output coordinates) in 'shot' is 'xrgb'.
+bool area_is(const Image& shot, Rect area, uint32_t xrgb) {
+  for (int32_t y = area.y; y < area.y + area.height; ++y)
+    for (int32_t x = area.x; x < area.x + area.width; ++x) {
+      const uint8_t* p = shot.pixel(x, y);
+      if (p[0] != (xrgb >> 16 & 0xff) || p[1] != (xrgb >> 8 & 0xff) || p[2] != (xrgb & 0xff))
+        return false;
+    }
+  return true;
+}
+
+// Writes a byte into the FIFO of FERRY_TEST_HOLD_PACK: the held pack goes on.
+bool release_hold(const std::string& fifo) {
+  UniqueFd fd(::open(fifo.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC));
+  return fd && ::write(fd.get(), "x", 1) == 1;
+}
+
+// Commits 'b' on 'top' with whole damage and presentation feedback into 'sample', without
+// waiting for anything (no roundtrip: ferryd's loop may be the thing that is stuck).
+void commit_unwaited(WlClient& c, Toplevel& top, ShmBuffer* b, Sample* sample) {
+  wl_surface_attach(top.surface, b->buffer, 0, 0);
+  wl_surface_damage_buffer(top.surface, 0, 0, b->width, b->height);
+  wp_presentation_feedback_add_listener(wp_presentation_feedback(c.presentation, top.surface),
+                                        &kPresentationSampleListener, sample);
+  wl_surface_commit(top.surface);
+  wl_display_flush(c.display());
+}
+
+// Dispatches 'c' until 'sample' was presented or discarded (30 s bound against a hang).
+bool wait_presented(WlClient& c, const Sample& sample) {
+  auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (!sample.presented && !sample.discarded && std::chrono::steady_clock::now() < deadline)
+    if (!c.dispatch_for(10)) return false;
+  return sample.presented;
+}
+
+// The pack runs on the offload worker, and the commit waits for it in the commit gate: a
+// render device whose work does not complete (the test hook holds the second pack on the
+// worker until a FIFO is written) holds only its own surface. Another client keeps
+// presenting, the held surface keeps its last frame on screen, and its new frame shows
+// once the work completes. With the pack inside the commit (on the main thread), the
+// held pack stops the whole loop and the other client's first frame never comes.
+TEST_F(Offload, HeldPackDelaysOnlyItsOwnSurface) {
+  // Only the toplevel with app_id "held" is offloaded; the other one is composed locally.
+  const std::string fifo = start_holding(1);
+  ASSERT_FALSE(HasFatalFailure());
+  Toplevel a = c_->create_toplevel();
+  xdg_toplevel_set_app_id(a.toplevel, "held");
+  // B on a connection of its own (the offload policy is decided per client).
+  std::string err;
+  auto cb = WlClient::connect(f_.socket_path(), &err);
+  ASSERT_TRUE(cb) << err;
+  Toplevel b = cb->create_toplevel();
+  const int32_t w = 200, h = 150;
+  ShmBuffer* red = c_->create_buffer(w, h, WL_SHM_FORMAT_XRGB8888, 0xffff0000u);
+  ShmBuffer* green = c_->create_buffer(w, h, WL_SHM_FORMAT_XRGB8888, 0xff00ff00u);
+  ShmBuffer* blue = cb->create_buffer(40, 40, WL_SHM_FORMAT_XRGB8888, 0xff0000ffu);
+  show(*c_, a, red, {0, 0, w, h});  // the first pack, not held
+  show(*cb, b, blue, {0, 0, 40, 40});
+
+  // A's second frame: its pack is held.
+  Sample held;
+  commit_unwaited(*c_, a, green, &held);
+
+  // B goes on: 30 frames, each presented (upper bounds only against a hang).
+  const int frames = 30;
+  int presented = 0;
+  for (int i = 0; i < frames; ++i) {
+    if (!commit_until_presented(*cb, b.surface, blue->buffer, 0, 0, 40, 40, 10s)) break;
+    ++presented;
+  }
+  if (presented < frames) {
+    release_hold(fifo);  // let ferryd go on, so that it can be stopped
+    FAIL() << "the other client stopped presenting while A's pack was held: " << presented
+           << " of " << frames << " frames\n" << f_.log();
+  }
+  EXPECT_FALSE(held.presented || held.discarded) << "A's held frame was presented";
+  ASSERT_TRUE(c_->dispatch_for(0));
+  Image shot;
+  ASSERT_TRUE(cb->capture(0, &shot, &err)) << err;
+  // A (at 32,32) outside B's square (at 64,64): its last frame; B's square: blue.
+  const Rect a_only{kX + 100, kY + 100, 100, 50};
+  EXPECT_TRUE(area_is(shot, a_only, 0xff0000)) << "A's last frame is not on screen";
+  EXPECT_TRUE(area_is(shot, Rect{64, 64, 40, 40}, 0x0000ff));
+
+  // The work completes: A's new frame is presented and shown.
+  ASSERT_TRUE(release_hold(fifo)) << std::strerror(errno);
+  EXPECT_TRUE(wait_presented(*c_, held));
+  ASSERT_TRUE(c_->capture(0, &shot, &err)) << err;
+  EXPECT_TRUE(area_is(shot, a_only, 0x00ff00)) << "A's new frame is not on screen";
+  cb.reset();
+  auto totals = stop();
+  EXPECT_EQ(totals["rgb"].frames, 2u) << f_.log();
+  EXPECT_NE(f_.log().find("test hook: its pack waits"), std::string::npos) << f_.log();
+}
+
+// A surface whose pack is held goes away with its client: the commit is dropped, the
+// lane's objects wait for the worker, and when the pack completes nothing of it is used
+// (the ASan build runs this). ferryd goes on and exits cleanly; the frame never counted.
+TEST_F(Offload, ClientGoneWhileItsPackIsHeldLeavesNothingBehind) {
+  const std::string fifo = start_holding(1);
+  ASSERT_FALSE(HasFatalFailure());
+  std::string err;
+  auto ca = WlClient::connect(f_.socket_path(), &err);
+  ASSERT_TRUE(ca) << err;
+  Toplevel a = ca->create_toplevel();
+  xdg_toplevel_set_app_id(a.toplevel, "held");
+  const int32_t w = 200, h = 150;
+  show(*ca, a, ca->create_buffer(w, h, WL_SHM_FORMAT_XRGB8888, 0xffff0000u), {0, 0, w, h});
+  Sample held;
+  commit_unwaited(*ca, a, ca->create_buffer(w, h, WL_SHM_FORMAT_XRGB8888, 0xff00ff00u), &held);
+  ca.reset();  // the client dies with its pack on the worker
+
+  Toplevel b = c_->create_toplevel();  // local (no app_id)
+  ShmBuffer* blue = c_->create_buffer(40, 40, WL_SHM_FORMAT_XRGB8888, 0xff0000ffu);
+  for (int i = 0; i < 5; ++i) show(*c_, b, blue, {0, 0, 40, 40});
+  ASSERT_TRUE(release_hold(fifo)) << std::strerror(errno);
+  for (int i = 0; i < 5; ++i) show(*c_, b, blue, {0, 0, 40, 40});
+  Image shot;
+  ASSERT_TRUE(c_->capture(0, &shot, &err)) << err;
+  // Where A was (B is the only window now, placed after it): neither of A's frames.
+  const Rect a_only{kX + 100, kY + 100, 100, 50};
+  EXPECT_FALSE(area_is(shot, a_only, 0xff0000));
+  EXPECT_FALSE(area_is(shot, a_only, 0x00ff00));
+  auto totals = stop();
+  EXPECT_EQ(totals["rgb"].frames, 1u) << f_.log();
+  EXPECT_EQ(f_.log().find("transfer in"), std::string::npos) << f_.log();
+}
+
+// The render device is lost (the FERRY_TEST_LOSE_RENDER_DEVICE reset, noticed at another
+// surface's commit) while a pack is held on the worker: that surface goes on locally at
+// once, the held surface keeps its last frame until its pack completes, then shows the
+// frame it packed; the next frames of both are composed by the display device.
+TEST_F(Offload, RenderDeviceLostWhileAPackIsHeld) {
+  const std::string fifo = start_holding(2, {"FERRY_TEST_LOSE_RENDER_DEVICE=3"});
+  ASSERT_FALSE(HasFatalFailure());
+  std::string err;
+  auto cb = WlClient::connect(f_.socket_path(), &err);
+  ASSERT_TRUE(cb) << err;
+  Toplevel a = c_->create_toplevel();
+  xdg_toplevel_set_app_id(a.toplevel, "held");
+  Toplevel b = cb->create_toplevel();
+  xdg_toplevel_set_app_id(b.toplevel, "held");
+  const int32_t w = 200, h = 150;
+  show(*c_, a, c_->create_buffer(w, h, WL_SHM_FORMAT_XRGB8888, 0xffff0000u), {0, 0, w, h});
+  show(*cb, b, cb->create_buffer(40, 40, WL_SHM_FORMAT_XRGB8888, 0xff0000ffu), {0, 0, 40, 40});
+  Sample held;  // A's third pack overall: held
+  commit_unwaited(*c_, a, c_->create_buffer(w, h, WL_SHM_FORMAT_XRGB8888, 0xff00ff00u), &held);
+  // B's next commit is the fourth frame to pack: the device is found lost there, and
+  // B's frame is composed locally at once.
+  ShmBuffer* yellow = cb->create_buffer(40, 40, WL_SHM_FORMAT_XRGB8888, 0xffffff00u);
+  int presented = 0;
+  for (int i = 0; i < 10; ++i) {
+    if (!commit_until_presented(*cb, b.surface, yellow->buffer, 0, 0, 40, 40, 10s)) break;
+    ++presented;
+  }
+  if (presented < 10) {
+    release_hold(fifo);
+    FAIL() << "B stopped presenting: " << presented << " of 10\n" << f_.log();
+  }
+  EXPECT_FALSE(held.presented || held.discarded);
+  Image shot;
+  ASSERT_TRUE(cb->capture(0, &shot, &err)) << err;
+  const Rect a_only{kX + 100, kY + 100, 100, 50};
+  EXPECT_TRUE(area_is(shot, a_only, 0xff0000)) << "A's last frame is not on screen";
+  EXPECT_TRUE(area_is(shot, Rect{64, 64, 40, 40}, 0xffff00)) << "B's local frame is not shown";
+  ASSERT_TRUE(release_hold(fifo)) << std::strerror(errno);
+  EXPECT_TRUE(wait_presented(*c_, held));
+  ASSERT_TRUE(c_->capture(0, &shot, &err)) << err;
+  EXPECT_TRUE(area_is(shot, a_only, 0x00ff00)) << "A's packed frame is not shown";
+  // A's next frame: composed by the display device.
+  show(*c_, a, c_->create_buffer(w, h, WL_SHM_FORMAT_XRGB8888, 0xff00ffffu), {0, 0, w, h});
+  ASSERT_TRUE(c_->capture(0, &shot, &err)) << err;
+  EXPECT_TRUE(area_is(shot, a_only, 0x00ffff));
+  cb.reset();
+  auto totals = stop();
+  EXPECT_EQ(totals["rgb"].frames, 3u) << f_.log();
+  EXPECT_NE(f_.log().find("render device surfaceless lost: context reset (simulated"),
+            std::string::npos) << f_.log();
 }
 
 // Runs weston-simple-shm (250x250, a new frame at every frame callback: ~15 MB/s of RGBA

@@ -1,0 +1,169 @@
+// The offload worker (offload/pack_worker.hpp) on llvmpipe: jobs run in order on a thread
+// of its own with its shared context current, completions come back on the thread that
+// runs the loop, cancelled completions are not called but keep what they hold until their
+// job has returned, job captures die on the worker, and what a job writes into a texture
+// of the parent context is there when its completion runs.
+
+#include <gtest/gtest.h>
+#include <wayland-server-core.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "offload/pack_worker.hpp"
+#include "render/egl_context.hpp"
+
+namespace ferry::offload {
+namespace {
+
+using namespace std::chrono_literals;
+
+class PackWorkerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string error;
+    parent_ = EglContext::create_surfaceless(&error);
+    if (!parent_) GTEST_SKIP() << "no EGL surfaceless: " << error;
+    loop_ = wl_event_loop_create();
+    auto ctx = EglContext::create_shared(*parent_, &error);
+    ASSERT_TRUE(ctx) << error;
+    worker_ = PackWorker::start(loop_, std::move(ctx), &error);
+    ASSERT_TRUE(worker_) << error;
+    parent_->make_current();
+  }
+  void TearDown() override {
+    worker_.reset();
+    if (loop_) wl_event_loop_destroy(loop_);
+  }
+  // Dispatches until 'until' holds (bounded against a hang).
+  bool dispatch_until(const std::function<bool()>& until) {
+    auto deadline = std::chrono::steady_clock::now() + 20s;
+    while (!until() && std::chrono::steady_clock::now() < deadline)
+      wl_event_loop_dispatch(loop_, 10);
+    return until();
+  }
+
+  std::unique_ptr<EglContext> parent_;
+  wl_event_loop* loop_ = nullptr;
+  std::unique_ptr<PackWorker> worker_;
+};
+
+// A value that records on which thread it was destroyed.
+struct Witness {
+  std::thread::id* died_on;
+  ~Witness() { *died_on = std::this_thread::get_id(); }
+};
+
+TEST_F(PackWorkerTest, JobsRunInOrderOnTheWorkerAndCompletionsOnTheLoop) {
+  const auto main_id = std::this_thread::get_id();
+  std::mutex m;
+  std::vector<int> ran;
+  std::vector<int> done;
+  std::vector<bool> job_context_ok;
+  std::thread::id job_thread{}, done_thread{}, capture_died{};
+  for (int i = 0; i < 5; ++i) {
+    auto witness = std::make_shared<Witness>(&capture_died);
+    worker_->submit(
+        [&, i, witness](EglContext& ctx) {
+          std::lock_guard lock(m);
+          ran.push_back(i);
+          job_thread = std::this_thread::get_id();
+          job_context_ok.push_back(eglGetCurrentContext() == ctx.context());
+        },
+        [&, i] {
+          done.push_back(i);
+          done_thread = std::this_thread::get_id();
+        });
+  }
+  ASSERT_TRUE(dispatch_until([&] { return done.size() == 5; }));
+  EXPECT_EQ(ran, (std::vector<int>{0, 1, 2, 3, 4}));
+  EXPECT_EQ(done, (std::vector<int>{0, 1, 2, 3, 4}));
+  EXPECT_NE(job_thread, main_id);
+  EXPECT_EQ(done_thread, main_id);
+  EXPECT_EQ(job_context_ok, std::vector<bool>(5, true));
+  EXPECT_EQ(capture_died, job_thread) << "a job's captures die on the worker";
+  EXPECT_EQ(worker_->pending(), 0u);
+}
+
+TEST_F(PackWorkerTest, CancelledCompletionIsNotCalledButKeepsItsCapturesUntilTheJobReturned) {
+  std::mutex m;
+  std::condition_variable cv;
+  bool go = false;
+  std::thread::id kept_died{};
+  auto kept = std::make_shared<Witness>(&kept_died);
+  std::weak_ptr<Witness> watch = kept;
+  bool called = false;
+  const PackWorker::Id id = worker_->submit(
+      [&](EglContext&) {
+        std::unique_lock lock(m);
+        cv.wait(lock, [&] { return go; });
+      },
+      [&called, kept = std::move(kept)] { called = true; });
+  EXPECT_TRUE(worker_->cancel(id));
+  EXPECT_FALSE(worker_->cancel(id)) << "cancelled twice";
+  wl_event_loop_dispatch(loop_, 50);
+  EXPECT_FALSE(watch.expired()) << "what the job reads must live while it runs";
+  EXPECT_EQ(worker_->pending(), 1u);
+  {
+    std::lock_guard lock(m);
+    go = true;
+  }
+  cv.notify_one();
+  ASSERT_TRUE(dispatch_until([&] { return watch.expired(); }));
+  EXPECT_FALSE(called);
+  EXPECT_EQ(kept_died, std::this_thread::get_id()) << "released on the main thread";
+  EXPECT_EQ(worker_->pending(), 0u);
+}
+
+TEST_F(PackWorkerTest, WritesOfAJobAreInTheParentsTextureAtItsCompletion) {
+  GLuint tex = 0;
+  glGenTextures(1, &tex);
+  glBindTexture(GL_TEXTURE_2D, tex);
+  glTexStorage2D(GL_TEXTURE_2D, 1, GL_RGBA8, 4, 4);
+  glFinish();
+  bool done = false;
+  worker_->submit(
+      [tex](EglContext&) {
+        std::vector<uint32_t> px(16, 0xff336699u);
+        glBindTexture(GL_TEXTURE_2D, tex);
+        glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, 4, 4, GL_RGBA, GL_UNSIGNED_BYTE, px.data());
+        glFinish();
+      },
+      [&done] { done = true; });
+  ASSERT_TRUE(dispatch_until([&] { return done; }));
+  GLuint fbo = 0;
+  glGenFramebuffers(1, &fbo);
+  glBindFramebuffer(GL_FRAMEBUFFER, fbo);
+  glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, tex, 0);
+  uint32_t back[16] = {};
+  glReadPixels(0, 0, 4, 4, GL_RGBA, GL_UNSIGNED_BYTE, back);
+  glBindFramebuffer(GL_FRAMEBUFFER, 0);
+  glDeleteFramebuffers(1, &fbo);
+  glDeleteTextures(1, &tex);
+  for (uint32_t v : back) ASSERT_EQ(v, 0xff336699u);
+}
+
+TEST_F(PackWorkerTest, DestructionRunsQueuedJobsWithoutTheirCompletions) {
+  std::atomic<int> ran{0};
+  bool called = false;
+  for (int i = 0; i < 3; ++i)
+    worker_->submit(
+        [&ran](EglContext&) {
+          std::this_thread::sleep_for(20ms);
+          ++ran;
+        },
+        [&called] { called = true; });
+  worker_.reset();
+  EXPECT_EQ(ran.load(), 3) << "queued jobs release their objects on the worker";
+  wl_event_loop_dispatch(loop_, 0);
+  EXPECT_FALSE(called);
+  parent_->make_current();
+}
+
+}  // namespace
+}  // namespace ferry::offload
