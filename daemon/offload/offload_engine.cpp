@@ -16,6 +16,7 @@
 #include "core/dmabuf_buffer.hpp"
 #include "render/dmabuf_image.hpp"
 #include "offload/carrier.hpp"
+#include "offload/offload_lane.hpp"
 #include "render/renderer.hpp"
 #include "transfer/dest_stage.hpp"
 #include "transfer/formats.hpp"
@@ -27,11 +28,8 @@
 
 namespace ferry::offload {
 
-using Clock = std::chrono::steady_clock;
-
 namespace {
 
-constexpr int kSlots = 3;  // read-back buffers, ring packets and upload buffers per lane
 // Lanes (GL buffers and textures on both devices) alive at once; later surfaces are
 // composed locally, with a warning, until a lane frees up.
 constexpr size_t kMaxLanes = 64;
@@ -53,82 +51,9 @@ bool lane_format(uint32_t drm_format) {
   }
 }
 
-// The surface's commit rate from its last second of commits: n intervals between the
-// oldest kept commit and this one. Until there are a few, the refresh of its output (a
-// client drawing at every frame callback commits at that rate).
-template <typename Lane>
-double commit_rate(const Lane& lane, Clock::time_point now, Surface& surface) {
-  if (lane.window.size() >= 3) {
-    double span = std::chrono::duration<double>(now - lane.window.front().first).count();
-    if (span > 0) return double(lane.window.size()) / span;
-  }
-  if (Output* o = surface.primary_output()) return o->mode().refresh_mhz / 1000.0;
-  return 60.0;
-}
-
 bool is_tiles(TransferMode m) { return m == TransferMode::tiles || m == TransferMode::tiles_nv12; }
 
 }  // namespace
-
-// What prepare() made of a commit's buffer, for transfer_*() when the commit is applied.
-struct OffloadEngine::Pending {
-  enum class Kind {
-    none,       // nothing: the buffer is composed locally
-    keep_last,  // the buffer cannot be shown (lost device, faulted shm): the last frame stays
-    in_place,   // zero-copy: 'tex' samples the buffer on the display device
-    packed,     // handed to the worker: 'result' once it is finished
-  };
-  Kind kind = Kind::none;
-  const Buffer* buffer = nullptr;
-  std::unique_ptr<SurfaceTexture> tex;  // in_place
-  TransferMode mode = TransferMode::rgb;
-  std::string reason;
-  Clock::time_point now;
-  transfer::PackOptions options;
-  int32_t width = 0, height = 0;
-  uint32_t fourcc = 0;
-  bool y_inverted = false;
-  int slot = -1;                          // the carrier slot packed into; -1: the ring
-  std::shared_ptr<CarrierSlot> slot_ref;  // that slot as it was then
-  bool busy = false;                      // every carrier slot was on a KMS plane
-  std::shared_ptr<PackResult> result;
-};
-
-struct OffloadEngine::Lane {
-  Surface* surface = nullptr;
-  Listener destroyed;
-  // The lane's objects in the worker's context (the client's frame there, the source
-  // stage); its last reference goes to the worker with drop_lane().
-  std::shared_ptr<RenderSide> render = std::make_shared<RenderSide>();
-  bool shm_frame = false;      // render->frame_tex holds this geometry's shm frame
-  bool reset_history = false;  // the next job resets the source stage's tiles history
-  int32_t width = 0, height = 0;
-  uint32_t fourcc = 0;
-  bool from_dmabuf = false;
-  std::shared_ptr<transfer::SysmemRing> ring = std::make_shared<transfer::SysmemRing>(kSlots);
-  std::unique_ptr<transfer::DestStage> dest;      // renderer's context
-  // The dmabuf carrier's slots, used round robin (skipping those a KMS plane shows); the
-  // one shown is fenced on the display device when the next takes its place.
-  std::shared_ptr<CarrierSlot> slots[kSlots];
-  int next_slot = 0, shown_slot = -1;
-  std::string carrier = "sysmem ring";  // what carried the last frame
-  std::string carrier_why;              // and why that one
-  bool carrier_failed = false;          // a slot could not be made or filled: ring only
-  std::string carrier_error;            // what failed
-  Pending pending;                      // the commit being packed or about to be applied
-  transfer::ModeSelector selector;
-  bool has_mode = false;
-  TransferMode mode = TransferMode::rgb;        // of the frame last packed
-  TransferMode shown_mode = TransferMode::rgb;  // of the frame last shown (ferryctl)
-  // The destination holds a whole frame for the tiles modes to patch: false after a
-  // switch into them (the last frames may have gone out as YUV planes only) or a resize.
-  bool tiles_primed = false;
-  std::string reason;
-  uint64_t frames = 0;
-  uint64_t bytes_last = 0;
-  double pack_ms = 0, unpack_ms = 0;
-  std::deque<std::pair<Clock::time_point, uint64_t>> window;  // last second of commits
-};
 
 OffloadEngine::OffloadEngine(Server& server, std::unique_ptr<RenderDevice> device,
                              EngineOptions options)
@@ -674,54 +599,6 @@ bool OffloadEngine::finish_pack(Surface& surface, Lane& lane, Pending& p,
   return true;
 }
 
-transfer::SelectorInputs OffloadEngine::inputs_for(Surface& surface, Lane& lane,
-                                                  const OffloadPolicy& pol, int32_t w, int32_t h,
-                                                  const Region& damage, Clock::time_point now) {
-  while (!lane.window.empty() && now - lane.window.front().first > std::chrono::seconds(1))
-    lane.window.pop_front();
-  transfer::SelectorInputs in;
-  in.link_bytes_per_s = options_.link_bytes_per_s;
-  in.width = w;
-  in.height = h;
-  in.commit_hz = commit_rate(lane, now, surface);
-  in.damage_fraction = double(damage.area()) / (double(w) * double(h));
-  in.damage_rects = int32_t(damage.rects().size());
-  in.src_gpu_ms = lane.pack_ms;
-  in.dst_gpu_ms = lane.unpack_ms;
-  in.app_class = transfer::parse_app_class(pol.app_class).value_or(transfer::AppClass::standard);
-  if (pol.manual && *pol.manual != TransferMode::automatic) in.manual = pol.manual;
-  in.tiles_available = device_->egl().caps().compute;
-  return in;
-}
-
-void OffloadEngine::note_mode(Surface& surface, Lane& lane, int32_t w, int32_t h,
-                              TransferMode mode, const std::string& reason) {
-  if (lane.has_mode && lane.mode == mode) return;
-  log_info("offload: wl_surface@%u %dx%d: %s -> %s (%s)", wl_resource_get_id(surface.resource()),
-           w, h,
-           lane.has_mode ? std::string(to_string(lane.mode)).c_str() : "new",
-           std::string(to_string(mode)).c_str(), reason.c_str());
-  if (on_mode_change)
-    on_mode_change(surface, lane.has_mode ? std::optional(lane.mode) : std::nullopt, mode, reason);
-  // Booked now: a frame that then fails to cross drops the lane, and with it this mode.
-  lane.has_mode = true;
-  lane.mode = mode;
-}
-
-void OffloadEngine::count_frame(Lane& lane, TransferMode mode, uint64_t bytes, std::string reason,
-                                Clock::time_point now) {
-  lane.has_mode = true;
-  lane.mode = mode;
-  lane.shown_mode = mode;
-  lane.reason = std::move(reason);
-  lane.frames++;
-  lane.bytes_last = bytes;
-  lane.window.emplace_back(now, bytes);
-  ModeTotals& t = totals_[mode];
-  t.frames++;
-  t.bytes += bytes;
-}
-
 bool OffloadEngine::carrier_takes(TransferMode mode) const {
   if (!carrier_ok_) return false;
   switch (mode) {
@@ -768,34 +645,6 @@ int OffloadEngine::carrier_slot(Lane& lane, TransferMode mode, int32_t w, int32_
   return s;
 }
 
-std::optional<SurfaceTransferInfo> OffloadEngine::info(const Surface& surface) const {
-  auto it = lanes_.find(surface.id());
-  // Only once a frame crossed: the mode of one being packed is not on screen yet.
-  if (!lost_.empty() || it == lanes_.end() || it->second->frames == 0) return std::nullopt;
-  const Lane& l = *it->second;
-  SurfaceTransferInfo i;
-  i.mode = std::string(to_string(l.shown_mode));
-  i.carrier = l.carrier;
-  i.carrier_reason = l.carrier_why;
-  i.source = l.from_dmabuf ? "dmabuf on " + device_->name() : "wl_shm";
-  i.reason = l.reason;
-  i.frames = l.frames;
-  i.bytes_last = l.bytes_last;
-  uint64_t sum = 0;
-  Clock::time_point now = Clock::now();
-  size_t n = 0;
-  for (const auto& [when, bytes] : l.window)
-    if (now - when <= std::chrono::seconds(1)) {
-      sum += bytes;
-      ++n;
-    }
-  i.mb_per_s = double(sum) / 1e6;
-  i.fps = double(n);
-  i.pack_ms = l.pack_ms;
-  i.unpack_ms = l.unpack_ms;
-  return i;
-}
-
 void OffloadEngine::lose_device(const std::string& why) {
   if (!lost_.empty()) return;
   lost_ = why;
@@ -803,30 +652,6 @@ void OffloadEngine::lose_device(const std::string& why) {
             "and are composed on the display device from their next frame, their clients "
             "are steered to the display device", device_->name().c_str(), why.c_str());
   if (on_device_lost) on_device_lost(why);
-}
-
-void OffloadEngine::print_stats(FILE* out) const {
-  std::fprintf(out, "offload (render device %s, carrier %s):", device_->name().c_str(),
-               carrier().c_str());
-  if (totals_.empty()) std::fprintf(out, " no frames");
-  bool first = true;
-  for (const auto& [mode, t] : totals_) {
-    std::fprintf(out, "%s %s %llu frames %llu bytes", first ? "" : ",",
-                 std::string(to_string(mode)).c_str(), static_cast<unsigned long long>(t.frames),
-                 static_cast<unsigned long long>(t.bytes));
-    first = false;
-  }
-  if (!lost_.empty()) std::fprintf(out, "; device lost: %s", lost_.c_str());
-  std::fprintf(out, "\n");
-  if (carrier_frames_.empty()) return;
-  std::fprintf(out, "offload carriers:");
-  first = true;
-  for (const auto& [carrier, frames] : carrier_frames_) {
-    std::fprintf(out, "%s %s %llu frames", first ? "" : ",", carrier.c_str(),
-                 static_cast<unsigned long long>(frames));
-    first = false;
-  }
-  std::fprintf(out, "\n");
 }
 
 }  // namespace ferry::offload
