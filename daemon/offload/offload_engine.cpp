@@ -71,12 +71,7 @@ OffloadEngine::OffloadEngine(Server& server, std::unique_ptr<RenderDevice> devic
         &why);
     if (!removal_) log_warn("offload: %s: the render device's removal will not be noticed", why.c_str());
   }
-  // The worker's context shares the render device's objects (carrier slots, EGLImages).
-  std::string error;
-  std::unique_ptr<EglContext> ctx = EglContext::create_shared(device_->egl(), &error);
-  if (ctx) worker_ = PackWorker::start(server_.loop(), std::move(ctx), &error);
-  server_.egl().make_current();
-  if (!worker_) lose_device("no worker for its packs: " + error);
+  // Each lane gets its worker (and context) with its first frame (lane_for()).
   if (!options_.hold_fifo.empty()) {
     hold_fd_ = UniqueFd(::open(options_.hold_fifo.c_str(), O_RDWR | O_CLOEXEC));
     if (!hold_fd_)
@@ -91,6 +86,48 @@ OffloadEngine::~OffloadEngine() {
   const char byte = 0;
   if (hold_fd_ && ::write(hold_fd_.get(), &byte, 1) != 1)
     log_warn("offload: test hook: cannot release a held pack: %s", std::strerror(errno));
+  if (sweep_timer_) wl_event_source_remove(sweep_timer_);
+  retired_.clear();  // joins them: their queues run to the end
+}
+
+std::unique_ptr<PackWorker> OffloadEngine::start_worker(std::string* error) {
+  // Its context shares the render device's objects (carrier slots, EGLImages).
+  std::unique_ptr<EglContext> ctx = EglContext::create_shared(device_->egl(), error);
+  std::unique_ptr<PackWorker> worker;
+  if (ctx) worker = PackWorker::start(server_.loop(), std::move(ctx), error);
+  server_.egl().make_current();
+  if (!worker) *error = "no worker for its packs: " + *error;
+  return worker;
+}
+
+void OffloadEngine::retire(std::unique_ptr<PackWorker> worker) {
+  // Joined only once idle, from a timer: never inside one of its own completions, and
+  // never waiting on a job that does not return (a held pack, a hung render device).
+  retired_.push_back(std::move(worker));
+  if (!sweep_timer_)
+    sweep_timer_ = wl_event_loop_add_timer(
+        server_.loop(),
+        [](void* data) {
+          auto* self = static_cast<OffloadEngine*>(data);
+          std::erase_if(self->retired_, [](const auto& w) { return w->pending() == 0; });
+          if (!self->retired_.empty()) wl_event_source_timer_update(self->sweep_timer_, 100);
+          return 0;
+        },
+        this);
+  if (sweep_timer_) wl_event_source_timer_update(sweep_timer_, 1);
+}
+
+bool OffloadEngine::settle(int timeout_ms) {
+  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  auto left = [&] {
+    return int(std::max<int64_t>(0, std::chrono::duration_cast<std::chrono::milliseconds>(
+                                        deadline - Clock::now()).count()));
+  };
+  bool all = true;
+  for (auto& [id, lane] : lanes_)
+    if (lane->worker) all = lane->worker->settle(left()) && all;
+  for (auto& w : retired_) all = w->settle(left()) && all;
+  return all;
 }
 
 void OffloadEngine::drop_lane(uint64_t surface_id) {
@@ -100,8 +137,12 @@ void OffloadEngine::drop_lane(uint64_t surface_id) {
   lanes_.erase(it);
   lanes_full_logged_ = false;
   // Its objects in the worker's context go there, after any job of the lane still queued
-  // or running (which holds its own reference, as its completion holds the slot and buffer).
-  if (worker_) worker_->submit([render = std::move(lane->render)](EglContext&) {}, nullptr);
+  // or running (which holds its own reference, as its completion holds the slot and buffer);
+  // the worker stops once that has run.
+  if (lane->worker) {
+    lane->worker->submit([render = std::move(lane->render)](EglContext&) {}, nullptr);
+    retire(std::move(lane->worker));
+  }
   lane->dest.reset();  // renderer's context
   for (auto& slot : lane->slots) slot.reset();
 }
@@ -117,6 +158,9 @@ OffloadEngine::Lane* OffloadEngine::lane_for(Surface& surface, std::string* erro
   // (Its source stage is made by its first job, in the worker's context.)
   lane->dest = transfer::DestStage::create(server_.egl(), kSlots, error);
   if (!lane->dest) return nullptr;
+  // A worker per lane: a pack that does not complete holds back only its own surface.
+  lane->worker = start_worker(error);
+  if (!lane->worker) return nullptr;
   uint64_t id = surface.id();
   lane->destroyed.connect(&surface.on_destroy, [this, id](void*) { drop_lane(id); });
   Lane* raw = lane.get();
@@ -160,7 +204,11 @@ uint64_t OffloadEngine::prepare(Surface& surface, Buffer& buffer, const Region& 
 }
 
 void OffloadEngine::cancel(uint64_t id) {
-  if (worker_) worker_->cancel(id);
+  // Ids are unique across workers: the one that has it cancels it.
+  for (auto& [surface_id, lane] : lanes_)
+    if (lane->worker && lane->worker->cancel(id)) return;
+  for (auto& w : retired_)
+    if (w->cancel(id)) return;
 }
 
 OffloadEngine::Pending OffloadEngine::take_pending(Surface& surface, const Buffer& buffer,
@@ -483,7 +531,7 @@ uint64_t OffloadEngine::start_pack(Surface& surface, Lane& lane, const OffloadPo
   // and the carrier slot, released by the completion on this thread.
   auto shared_job = std::make_shared<PackJob>(std::move(job));
   std::shared_ptr<PackResult> result = p.result;
-  const uint64_t id = worker_->submit(
+  const uint64_t id = lane.worker->submit(
       [shared_job](EglContext& ctx) { shared_job->run(ctx); },
       [result, keep = BufferRef(&buffer), slot = p.slot_ref, done = std::move(done)] {
         result->finished = true;

@@ -37,6 +37,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "core/transfer_path.hpp"
 #include "offload/pack_job.hpp"
@@ -126,7 +127,7 @@ class OffloadEngine final : public SurfaceTransferPath {
   // At exit, before print_stats(): waits up to 'timeout_ms' for the packs in flight and
   // applies their commits, so that every frame that crossed is counted. False when a pack
   // is still running then (a render device whose work does not complete).
-  bool settle(int timeout_ms) { return !worker_ || worker_->settle(timeout_ms); }
+  bool settle(int timeout_ms);
   // "offload (render device D, carrier C): rgb 120 frames 110592000 bytes, nv12 ..." and
   // "offload carriers: dmabuf 100 frames, sysmem ring 20 frames" (what carried each frame;
   // "none" for zero-copy) (--stats).
@@ -137,6 +138,9 @@ class OffloadEngine final : public SurfaceTransferPath {
   struct Pending;
   using Done = std::function<void()>;
   Lane* lane_for(Surface& surface, std::string* error);
+  // A worker thread with its own context on the render device (shared objects).
+  std::unique_ptr<PackWorker> start_worker(std::string* error);
+  void retire(std::unique_ptr<PackWorker> worker);
   void drop_lane(uint64_t surface_id);
   // The surface's lane when its client is offloaded and the engine takes 'fourcc' (else
   // null: composed locally); *pol gets the policy. 'what' names the buffer kind for logs.
@@ -210,7 +214,10 @@ class OffloadEngine final : public SurfaceTransferPath {
   uint64_t frames_moved_ = 0;          // frames packed and shown
   uint64_t packs_started_ = 0;         // packs handed to the worker (the test hooks)
   UniqueFd hold_fd_;                   // the hold hook's FIFO, opened read-write
-  std::unique_ptr<PackWorker> worker_;  // last: joined first, while the lanes' objects live
+  // Workers of dropped lanes, joined once idle (retire()); last: joined first, while the
+  // objects their jobs hold live.
+  std::vector<std::unique_ptr<PackWorker>> retired_;
+  wl_event_source* sweep_timer_ = nullptr;
   int imports_failing_ = 0;            // render-device imports failed since the last success
 };
 

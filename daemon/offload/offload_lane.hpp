@@ -12,6 +12,7 @@
 #include "offload/carrier.hpp"
 #include "offload/offload_engine.hpp"
 #include "offload/pack_job.hpp"
+#include "offload/pack_worker.hpp"
 #include "transfer/dest_stage.hpp"
 #include "transfer/ring.hpp"
 #include "transfer/selector.hpp"
@@ -50,6 +51,8 @@ struct OffloadEngine::Pending {
 struct OffloadEngine::Lane {
   Surface* surface = nullptr;
   Listener destroyed;
+  // The lane's own worker (thread and context): its packs wait for nobody else's.
+  std::unique_ptr<PackWorker> worker;
   // The lane's objects in the worker's context (the client's frame there, the source
   // stage); its last reference goes to the worker with drop_lane().
   std::shared_ptr<RenderSide> render = std::make_shared<RenderSide>();

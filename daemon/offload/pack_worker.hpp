@@ -1,5 +1,5 @@
 #pragma once
-// PackWorker: the thread that runs the render device's GL work for the live offload path
+// PackWorker: the thread that runs one offload lane's render-device GL work on the live path
 // (docs/transfer.md, "The pack off the main thread"): a client frame's upload or import on
 // the render device, the source stage's pack and the writes into the ring or the dmabuf
 // carrier's slots. It owns its EGL context, a context on the render device's display that
@@ -78,7 +78,7 @@ class PackWorker {
     bool cancelled = false;
   };
   std::map<Id, Waiting> dones_;  // main thread only
-  Id next_id_ = 1;
+  static inline Id next_id_ = 1;  // ids are unique across workers (main thread only)
 
   std::mutex mutex_;  // guards the three below
   std::condition_variable wake_;

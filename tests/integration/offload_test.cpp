@@ -136,16 +136,19 @@ class Offload : public ::testing::Test {
     c_ = WlClient::connect(f_.socket_path(), &err);
     ASSERT_TRUE(c_) << err;
   }
-  // ferryd offloading only toplevels with app_id "held" (in rgb), with the pack after the
+  // ferryd offloading only toplevels with app_id "held" or "also" (in rgb), with the pack after the
   // first 'after' held until the returned FIFO is written; 'env' adds more.
   std::string start_holding(int after, std::vector<std::string> env = {}) {
     const std::string fifo = tmp_.path() + "/hold";
     EXPECT_EQ(mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
     env.push_back("FERRY_TEST_HOLD_PACK=" + std::to_string(after) + ":" + fifo);
-    start("app_id = \"held\"\ngpu = \"discrete\"\ntransfer = \"rgb\"\n", "", "640x480@60",
-          env);
+    start("app_id = \"held\"\ngpu = \"discrete\"\ntransfer = \"rgb\"\n"
+          "[[rule]]\nname = \"also-offloaded\"\nexe = \"*/integration-offload\"\n"
+          "app_id = \"also\"\ngpu = \"discrete\"\ntransfer = \"rgb\"\n",
+          "", "640x480@60", env);
     return fifo;
   }
+  void held_pack_delays_only_its_own_surface(const char* b_app_id);
   std::map<std::string, ModeTotals> stop() {
     c_.reset();
     EXPECT_EQ(f_.stop(), 0) << f_.log();
@@ -299,9 +302,11 @@ bool wait_presented(WlClient& c, const Sample& sample) {
 // presenting, the held surface keeps its last frame on screen, and its new frame shows
 // once the work completes. With the pack inside the commit (on the main thread), the
 // held pack stops the whole loop and the other client's first frame never comes.
-TEST_F(Offload, HeldPackDelaysOnlyItsOwnSurface) {
-  // Only the toplevel with app_id "held" is offloaded; the other one is composed locally.
-  const std::string fifo = start_holding(1);
+// A's pack is held; B, composed locally or offloaded itself ('b_app_id' "also"), keeps
+// presenting, and A's frame shows once its pack completes.
+void Offload::held_pack_delays_only_its_own_surface(const char* b_app_id) {
+  // The pack held is A's second: after A's first and, when B is offloaded, B's first.
+  const std::string fifo = start_holding(b_app_id ? 2 : 1);
   ASSERT_FALSE(HasFatalFailure());
   Toplevel a = c_->create_toplevel();
   xdg_toplevel_set_app_id(a.toplevel, "held");
@@ -310,6 +315,7 @@ TEST_F(Offload, HeldPackDelaysOnlyItsOwnSurface) {
   auto cb = WlClient::connect(f_.socket_path(), &err);
   ASSERT_TRUE(cb) << err;
   Toplevel b = cb->create_toplevel();
+  if (b_app_id) xdg_toplevel_set_app_id(b.toplevel, b_app_id);
   const int32_t w = 200, h = 150;
   ShmBuffer* red = c_->create_buffer(w, h, WL_SHM_FORMAT_XRGB8888, 0xffff0000u);
   ShmBuffer* green = c_->create_buffer(w, h, WL_SHM_FORMAT_XRGB8888, 0xff00ff00u);
@@ -349,8 +355,18 @@ TEST_F(Offload, HeldPackDelaysOnlyItsOwnSurface) {
   EXPECT_TRUE(area_is(shot, a_only, 0x00ff00)) << "A's new frame is not on screen";
   cb.reset();
   auto totals = stop();
-  EXPECT_EQ(totals["rgb"].frames, 2u) << f_.log();
+  if (b_app_id)  // A's two frames and B's, each packed
+    EXPECT_GE(totals["rgb"].frames, 2u + 1u + uint64_t(frames)) << f_.log();
+  else
+    EXPECT_EQ(totals["rgb"].frames, 2u) << f_.log();
   EXPECT_NE(f_.log().find("test hook: its pack waits"), std::string::npos) << f_.log();
+}
+
+TEST_F(Offload, HeldPackDelaysOnlyItsOwnSurface) { held_pack_delays_only_its_own_surface(nullptr); }
+
+// Each lane packs on its own worker: a held pack does not hold another offloaded surface.
+TEST_F(Offload, HeldPackDoesNotDelayAnotherOffloadedSurface) {
+  held_pack_delays_only_its_own_surface("also");
 }
 
 // A surface whose pack is held goes away with its client: the commit is dropped, the
