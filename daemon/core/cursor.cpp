@@ -9,6 +9,7 @@
 #include "core/server.hpp"
 #include "core/surface.hpp"
 #include "util/log.hpp"
+#include "util/sat_math.hpp"
 
 namespace ferry {
 
@@ -21,8 +22,8 @@ Cursor::Cursor(Server& server) : server_(server) {
   });
   surface_commit_.set_callback([this](void*) {
     // Attach offsets move the hotspot the other way (wl_pointer.set_cursor).
-    hotspot_x_ -= surface_->take_dx();
-    hotspot_y_ -= surface_->take_dy();
+    hotspot_x_ = sat_sub(hotspot_x_, surface_->take_dx());
+    hotspot_y_ = sat_sub(hotspot_y_, surface_->take_dy());
     changed(true);
   });
   set_theme("", 0);

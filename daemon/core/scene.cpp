@@ -144,8 +144,8 @@ bool Scene::surface_origin(const Surface& s, int32_t* x, int32_t* y) const {
   int32_t ox = 0, oy = 0;
   const Surface* cur = &s;
   while (Subsurface* sub = cur->as_subsurface()) {
-    ox += sub->x();
-    oy += sub->y();
+    ox = sat_add(ox, sub->x());
+    oy = sat_add(oy, sub->y());
     cur = sub->parent();
     if (!cur) return false;
     if (cur->as_subsurface() && !cur->has_content()) return false;  // an unmapped ancestor
@@ -153,8 +153,8 @@ bool Scene::surface_origin(const Surface& s, int32_t* x, int32_t* y) const {
   for (View* v : views_) {
     if (&v->surface() != cur) continue;
     if (!v->mapped()) return false;
-    *x = ox + v->x();
-    *y = oy + v->y();
+    *x = sat_add(ox, v->x());
+    *y = sat_add(oy, v->y());
     return true;
   }
   return false;

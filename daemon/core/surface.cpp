@@ -1,7 +1,5 @@
 #include "core/surface.hpp"
 
-#include "core/limits.hpp"
-
 #include <wayland-server-protocol.h>
 
 #include <algorithm>
@@ -17,6 +15,7 @@
 #include "protocol/presentation_time.hpp"
 #include "render/renderer.hpp"
 #include "util/log.hpp"
+#include "util/sat_math.hpp"
 
 namespace ferry {
 
@@ -173,8 +172,8 @@ void Surface::apply_state(SurfaceState& p) {
   }
   // attach dx/dy (before v5) or wl_surface.offset (v5): roles read it with take_dx().
   if (p.committed & (SurfaceState::kBuffer | SurfaceState::kOffset)) {
-    pending_dx_ += p.dx;
-    pending_dy_ += p.dy;
+    pending_dx_ = sat_add(pending_dx_, p.dx);
+    pending_dy_ = sat_add(pending_dy_, p.dy);
   }
   if (p.committed & SurfaceState::kOpaque) current_.opaque = p.opaque;
   if (p.committed & SurfaceState::kInput) current_.input = p.input;

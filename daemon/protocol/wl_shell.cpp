@@ -16,6 +16,7 @@
 #include "core/surface.hpp"
 #include "protocol/globals.hpp"
 #include "util/listener.hpp"
+#include "util/sat_math.hpp"
 
 namespace ferry {
 
@@ -89,8 +90,8 @@ class ShellSurface final : public SurfaceRole {
     // Attach offsets move a toplevel window (wl_surface.attach).
     int32_t dx = s.take_dx(), dy = s.take_dy();
     if (kind_ == Kind::toplevel && (dx || dy)) {
-      wx_ += dx;
-      wy_ += dy;
+      wx_ = sat_add(wx_, dx);
+      wy_ = sat_add(wy_, dy);
       view_->set_position(wx_, wy_);
     }
     if (!s.has_content()) {

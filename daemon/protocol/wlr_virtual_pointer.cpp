@@ -21,6 +21,7 @@
 #include "core/seat.hpp"
 #include "core/server.hpp"
 #include "protocol/globals.hpp"
+#include "util/sat_math.hpp"
 #include "wlr-virtual-pointer-unstable-v1-protocol.h"
 
 namespace ferry {
@@ -93,7 +94,7 @@ class VirtualPointer {
     bool horizontal = axis == WL_POINTER_AXIS_HORIZONTAL_SCROLL;
     double v = wl_fixed_to_double(value);
     // A client's discrete count can be anything: 120ths saturate at the int32 limits.
-    int32_t value120 = int32_t(std::clamp<int64_t>(int64_t(discrete) * 120, INT32_MIN, INT32_MAX));
+    int32_t value120 = sat_i32(int64_t(discrete) * 120);
     self(r)->queue([=](InputSink& s, InputSink::ScrollSource source) {
       s.pointer_scroll(time, horizontal, v, source, source == InputSink::ScrollSource::wheel ? value120 : 0);
     });

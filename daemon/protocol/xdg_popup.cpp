@@ -8,6 +8,7 @@
 #include "core/server.hpp"
 #include "protocol/wl_seat.hpp"
 #include "protocol/xdg_shell.hpp"
+#include "util/sat_math.hpp"
 #include "xdg-shell-protocol.h"
 
 namespace ferry {
@@ -178,13 +179,13 @@ Rect XdgPopup::constraint_box() const {
   View* pv = parent_->view();
   if (!pv || !pv->mapped()) return Rect{};
   // Parent window geometry origin in layout coordinates.
-  int32_t ox = pv->x() + parent_->geometry().x;
-  int32_t oy = pv->y() + parent_->geometry().y;
+  int32_t ox = sat_add(pv->x(), parent_->geometry().x);
+  int32_t oy = sat_add(pv->y(), parent_->geometry().y);
   Output* out = xdg_->surface()->server().output_at(ox, oy);
   if (!out) return Rect{};
   Rect box = out->layout_box();
-  box.x -= ox;
-  box.y -= oy;
+  box.x = sat_sub(box.x, ox);
+  box.y = sat_sub(box.y, oy);
   return box;
 }
 
@@ -225,7 +226,8 @@ void XdgPopup::update_view_position() {
   if (!view_ || !xdg_ || !parent_) return;
   const Rect& pg = parent_->geometry();
   const Rect& g = xdg_->geometry();
-  view_->set_position(pg.x + current_box_.x - g.x, pg.y + current_box_.y - g.y);
+  view_->set_position(sat_i32(int64_t(pg.x) + current_box_.x - g.x),
+                      sat_i32(int64_t(pg.y) + current_box_.y - g.y));
 }
 
 void XdgPopup::post_commit() {

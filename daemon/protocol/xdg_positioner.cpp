@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "util/sat_math.hpp"
+
 namespace ferry {
 
 namespace {
@@ -19,24 +21,21 @@ bool anchor_is_bottom(XdgAnchor a) {
   return a == XdgAnchor::bottom || a == XdgAnchor::bottom_left || a == XdgAnchor::bottom_right;
 }
 
+// In 64 bits, saturated at the end: the client chooses every input, anywhere in int32.
 Rect place(const XdgPositionerRules& r, XdgAnchor anchor, XdgGravity gravity) {
   const Rect& ar = r.anchor_rect;
-  int32_t px = ar.x + ar.width / 2, py = ar.y + ar.height / 2;
+  int64_t px = int64_t(ar.x) + ar.width / 2, py = int64_t(ar.y) + ar.height / 2;
   if (anchor_is_left(anchor)) px = ar.x;
-  if (anchor_is_right(anchor)) px = ar.x + ar.width;
+  if (anchor_is_right(anchor)) px = int64_t(ar.x) + ar.width;
   if (anchor_is_top(anchor)) py = ar.y;
-  if (anchor_is_bottom(anchor)) py = ar.y + ar.height;
+  if (anchor_is_bottom(anchor)) py = int64_t(ar.y) + ar.height;
 
-  Rect box{0, 0, r.width, r.height};
-  box.x = px - r.width / 2;
-  if (anchor_is_left(gravity)) box.x = px - r.width;
-  if (anchor_is_right(gravity)) box.x = px;
-  box.y = py - r.height / 2;
-  if (anchor_is_top(gravity)) box.y = py - r.height;
-  if (anchor_is_bottom(gravity)) box.y = py;
-  box.x += r.offset_x;
-  box.y += r.offset_y;
-  return box;
+  int64_t x = px - r.width / 2, y = py - r.height / 2;
+  if (anchor_is_left(gravity)) x = px - r.width;
+  if (anchor_is_right(gravity)) x = px;
+  if (anchor_is_top(gravity)) y = py - r.height;
+  if (anchor_is_bottom(gravity)) y = py;
+  return Rect{sat_i32(x + r.offset_x), sat_i32(y + r.offset_y), r.width, r.height};
 }
 
 bool constrained_x(const Rect& b, const Rect& c) { return b.x < c.x || b.right() > c.right(); }
@@ -44,12 +43,12 @@ bool constrained_y(const Rect& b, const Rect& c) { return b.y < c.y || b.bottom(
 
 // One axis of the slide adjustment. 'lo'/'hi' are the free space before/after the box
 // (negative: that edge is outside). Returns the shift to apply along the axis.
-int32_t slide(int32_t lo, int32_t hi, bool gravity_towards_lo) {
-  int32_t shift = 0;
+int64_t slide(int64_t lo, int64_t hi, bool gravity_towards_lo) {
+  int64_t shift = 0;
   auto towards_hi = [&] {
     // Move towards +: until the low edge is inside, without pushing the high edge out.
     if (lo < 0) {
-      int32_t d = std::min(-lo, std::max(hi, 0));
+      int64_t d = std::min(-lo, std::max<int64_t>(hi, 0));
       shift += d;
       lo += d;
       hi -= d;
@@ -57,7 +56,7 @@ int32_t slide(int32_t lo, int32_t hi, bool gravity_towards_lo) {
   };
   auto towards_lo = [&] {
     if (hi < 0) {
-      int32_t d = std::min(-hi, std::max(lo, 0));
+      int64_t d = std::min(-hi, std::max<int64_t>(lo, 0));
       shift -= d;
       lo -= d;
       hi += d;
@@ -134,23 +133,27 @@ Rect xdg_position(const XdgPositionerRules& rules, const Rect& c) {
 
   // 2) Slide, first towards the gravity, then against it.
   if ((adj & kXdgSlideX) && constrained_x(box, c))
-    box.x += slide(box.x - c.x, c.right() - box.right(), anchor_is_left(gravity));
+    box.x = sat_i32(box.x + slide(int64_t(box.x) - c.x,
+                                  int64_t(c.right()) - (int64_t(box.x) + box.width),
+                                  anchor_is_left(gravity)));
   if ((adj & kXdgSlideY) && constrained_y(box, c))
-    box.y += slide(box.y - c.y, c.bottom() - box.bottom(), anchor_is_top(gravity));
+    box.y = sat_i32(box.y + slide(int64_t(box.y) - c.y,
+                                  int64_t(c.bottom()) - (int64_t(box.y) + box.height),
+                                  anchor_is_top(gravity)));
 
   // 3) Resize: clip to the constraint box, unless nothing would be left.
   if ((adj & kXdgResizeX) && constrained_x(box, c)) {
     int32_t x0 = std::max(box.x, c.x), x1 = std::min(box.right(), c.right());
     if (x1 > x0) {
       box.x = x0;
-      box.width = x1 - x0;
+      box.width = sat_sub(x1, x0);
     }
   }
   if ((adj & kXdgResizeY) && constrained_y(box, c)) {
     int32_t y0 = std::max(box.y, c.y), y1 = std::min(box.bottom(), c.bottom());
     if (y1 > y0) {
       box.y = y0;
-      box.height = y1 - y0;
+      box.height = sat_sub(y1, y0);
     }
   }
   return box;

@@ -9,6 +9,7 @@
 #include "core/server.hpp"
 #include "protocol/xdg_shell.hpp"
 #include "util/log.hpp"
+#include "util/sat_math.hpp"
 #include "xdg-shell-protocol.h"
 
 namespace ferry {
@@ -419,8 +420,8 @@ void XdgToplevel::post_commit() {
   max_w_ = pending_max_w_;
   max_h_ = pending_max_h_;
   // wl_surface attach offsets move the window (the role decides what they mean).
-  wx_ += s.take_dx();
-  wy_ += s.take_dy();
+  wx_ = sat_add(wx_, s.take_dx());
+  wy_ = sat_add(wy_, s.take_dy());
   if (!s.has_content()) {
     if (view_->mapped()) unmap();
     return;

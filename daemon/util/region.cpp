@@ -11,7 +11,7 @@ Rect Rect::intersect(const Rect& o) const {
   int64_t x2 = std::min(int64_t(x) + width, int64_t(o.x) + o.width);
   int64_t y2 = std::min(int64_t(y) + height, int64_t(o.y) + o.height);
   if (x2 <= x1 || y2 <= y1) return {};
-  return {int32_t(x1), int32_t(y1), saturate(x2 - x1), saturate(y2 - y1)};
+  return {int32_t(x1), int32_t(y1), sat_i32(x2 - x1), sat_i32(y2 - y1)};
 }
 
 bool transform_valid(int32_t value) { return value >= 0 && value <= 7; }

@@ -4,6 +4,8 @@
 
 #include <pixman.h>
 
+#include "util/sat_math.hpp"
+
 #include <cstdint>
 #include <vector>
 
@@ -15,11 +17,8 @@ struct Rect {
   bool empty() const { return width <= 0 || height <= 0; }
   // Saturated at the int32 limits: clients choose x, y, width and height (window geometry,
   // regions), and their sum must not overflow.
-  int32_t right() const { return saturate(int64_t(x) + width); }
-  int32_t bottom() const { return saturate(int64_t(y) + height); }
-  static int32_t saturate(int64_t v) {
-    return int32_t(v < INT32_MIN ? INT32_MIN : v > INT32_MAX ? INT32_MAX : v);
-  }
+  int32_t right() const { return sat_add(x, width); }
+  int32_t bottom() const { return sat_add(y, height); }
   bool contains(int32_t px, int32_t py) const {
     return px >= x && py >= y && px < right() && py < bottom();
   }

@@ -166,6 +166,27 @@ TEST(XdgPositioner, ResizeSkippedWhenNothingWouldRemain) {
   EXPECT_EQ(xdg_position(r, {0, 0, 100, 100}), (Rect{210, 0, 50, 10}));
 }
 
+// Every input is the client's, anywhere in int32: placements at the limits saturate instead
+// of overflowing (UBSan in the unit build aborts on signed overflow).
+TEST(XdgPositioner, ExtremeInputsSaturate) {
+  XdgPositionerRules r = rules({INT32_MAX, INT32_MIN, INT32_MAX, INT32_MAX}, INT32_MAX,
+                               INT32_MAX, XdgAnchor::bottom_right, XdgGravity::bottom_right,
+                               kXdgFlipX | kXdgFlipY | kXdgSlideX | kXdgSlideY);
+  r.offset_x = INT32_MAX;
+  r.offset_y = INT32_MIN;
+  // x: 2 * (2^31 - 1) + offset 2^31 - 1 clamps high; y: -1 + offset -2^31 clamps low.
+  EXPECT_EQ(xdg_position_unconstrained(r), (Rect{INT32_MAX, INT32_MIN, INT32_MAX, INT32_MAX}));
+  // Neither flip fits. Slide x (gravity right: towards + first, then back): the box's true
+  // right edge is 2^32 - 2, so it moves left until its left edge meets the constraint's.
+  // Slide y: towards + until the bottom edge (-1) meets the constraint's bottom (100).
+  EXPECT_EQ(xdg_position(r, {-100, -100, 200, 200}),
+            (Rect{-100, INT32_MIN + 101, INT32_MAX, INT32_MAX}));
+  // Resize: x would leave nothing (the box starts right of the constraint) and is kept;
+  // y clips to -100..-1.
+  r.constraint_adjustment = kXdgResizeX | kXdgResizeY;
+  EXPECT_EQ(xdg_position(r, {-100, -100, 200, 200}), (Rect{INT32_MAX, -100, INT32_MAX, 99}));
+}
+
 TEST(XdgPositioner, FlipHelpers) {
   EXPECT_EQ(xdg_anchor_flip_x(XdgAnchor::top_left), XdgAnchor::top_right);
   EXPECT_EQ(xdg_anchor_flip_x(XdgAnchor::top), XdgAnchor::top);

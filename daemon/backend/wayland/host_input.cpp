@@ -13,9 +13,10 @@
 #include "backend/wayland/host_output.hpp"
 #include "core/seat.hpp"
 #include "input/keyboard_state.hpp"
-#include "util/log.hpp"
-#include "util/unique_fd.hpp"
 #include "util/clock.hpp"
+#include "util/log.hpp"
+#include "util/sat_math.hpp"
+#include "util/unique_fd.hpp"
 
 namespace ferry {
 namespace {
@@ -232,8 +233,7 @@ void HostInput::pointer_axis_stop(uint32_t axis) {
 void HostInput::pointer_axis_value120(uint32_t axis, int64_t value120) {
   // What the host sends is not trusted to stay in range: the sum saturates.
   if (axis <= 1)
-    scroll_[axis].value120 = int32_t(
-        std::clamp<int64_t>(scroll_[axis].value120 + value120, INT32_MIN, INT32_MAX));
+    scroll_[axis].value120 = sat_i32(scroll_[axis].value120 + value120);
 }
 
 void HostInput::pointer_frame() {
