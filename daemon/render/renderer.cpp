@@ -125,6 +125,11 @@ std::unique_ptr<Renderer> Renderer::create(EglContext& egl, int batch_rects, std
   if (!r->blit_opaque_prog_) return nullptr;
   r->fill_prog_ = link_program("blit.vert", "fill.frag", "", error);
   if (!r->fill_prog_) return nullptr;
+  r->blit_bg_prog_ = link_program("blit.vert", "blit.frag", "#define OVER_BACKGROUND 1\n", error);
+  if (!r->blit_bg_prog_) return nullptr;
+  r->blit_opaque_bg_prog_ =
+      link_program("blit.vert", "blit.frag", "#define OPAQUE 1\n#define OVER_BACKGROUND 1\n", error);
+  if (!r->blit_opaque_bg_prog_) return nullptr;
   glGenSamplers(1, &r->nearest_sampler_);
   glSamplerParameteri(r->nearest_sampler_, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
   glSamplerParameteri(r->nearest_sampler_, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
@@ -149,6 +154,8 @@ Renderer::~Renderer() {
     if (p) glDeleteProgram(p);
   glDeleteProgram(blit_opaque_prog_);
   glDeleteProgram(fill_prog_);
+  glDeleteProgram(blit_bg_prog_);
+  glDeleteProgram(blit_opaque_bg_prog_);
   glDeleteSamplers(1, &nearest_sampler_);
   glDeleteBuffers(1, &vbo_);
   glDeleteVertexArrays(1, &vao_);
@@ -325,13 +332,34 @@ FrameStats Renderer::render(const RenderTarget& target, const FrameInput& frame)
     covered.add(opaque);
   }
 
-  // Background colour fill (S4 colour fill) over the damage nothing opaque covers.
-  glDisable(GL_BLEND);
   Region bg_layout = frame.damage;
   bg_layout.subtract(covered);
   Region bg_region =
       layout_to_framebuffer(bg_layout, frame.output_box, frame.scale, frame.transform);
   bg_region.intersect(fb_damage);
+
+  // Translucent parts with nothing but the background beneath (bottom to top: what no
+  // lower item draws) are composed over the background colour in the shader, without
+  // blending: no fill under them and no framebuffer read, the same sums as the blend.
+  std::vector<Region> over_bg(frame.items.size());
+  Region drawn_below;
+  for (size_t i = 0; i < frame.items.size(); ++i) {
+    const DrawItem& it = frame.items[i];
+    if (!drawable(it)) continue;
+    if (!it.texture->yuv() && !clips[i].empty()) {
+      over_bg[i] = clips[i];
+      over_bg[i].intersect(bg_region);
+      over_bg[i].subtract(drawn_below);
+      clips[i].subtract(over_bg[i]);
+      bg_region.subtract(over_bg[i]);
+    }
+    drawn_below.add(over_bg[i]);
+    drawn_below.add(clips[i]);
+    drawn_below.add(opaque_clips[i]);
+  }
+
+  // Background colour fill (S4 colour fill) over the rest of the damage nothing opaque covers.
+  glDisable(GL_BLEND);
   if (!bg_region.empty()) {
     const Uniforms& fu = uniforms(fill_prog_);
     glUseProgram(fill_prog_);
@@ -347,7 +375,7 @@ FrameStats Renderer::render(const RenderTarget& target, const FrameInput& frame)
   for (size_t i = 0; i < frame.items.size(); ++i) {
     const DrawItem& it = frame.items[i];
     if (!drawable(it)) continue;
-    if (clips[i].empty() && opaque_clips[i].empty()) continue;
+    if (clips[i].empty() && opaque_clips[i].empty() && over_bg[i].empty()) continue;
     // unit quad -> layout, and unit quad -> texture coordinates.
     Mat3 unit_to_layout = Mat3::translate(float(it.box.x), float(it.box.y)) *
                           Mat3::scale(float(it.box.width), float(it.box.height));
@@ -377,20 +405,25 @@ FrameStats Renderer::render(const RenderTarget& target, const FrameInput& frame)
               unit(texels.m[4]) && integral(texels.m[2]) && integral(texels.m[5]);
     }
     glBindSampler(0, exact ? nearest_sampler_ : 0);
-    // Two passes: the blended part, then the opaque part (alpha forced to 1, no blending).
-    for (int pass = 0; pass < 2; ++pass) {
-      const Region& part = pass == 0 ? clips[i] : opaque_clips[i];
+    // Three passes: the part over the background alone (composed in the shader), the
+    // blended part, then the opaque part (alpha forced to 1); only the second blends.
+    for (int pass = 0; pass < 3; ++pass) {
+      const Region& part = pass == 0 ? over_bg[i] : pass == 1 ? clips[i] : opaque_clips[i];
       if (part.empty()) continue;
-      bool opaque = pass == 1;
-      GLuint prog = yuv ? yuv_program(*yuv)
-                    : (opaque || it.texture->opaque()) ? blit_opaque_prog_ : blit_prog_;
+      bool opaque = pass == 2;
+      bool opaque_format = opaque || it.texture->opaque();
+      GLuint prog = yuv            ? yuv_program(*yuv)
+                    : pass == 0    ? (opaque_format ? blit_opaque_bg_prog_ : blit_bg_prog_)
+                    : opaque_format ? blit_opaque_prog_
+                                   : blit_prog_;
       if (!prog) continue;
-      if (opaque)
-        glDisable(GL_BLEND);
-      else
+      if (pass == 1)
         glEnable(GL_BLEND);
+      else
+        glDisable(GL_BLEND);
       const Uniforms& u = uniforms(prog);
       glUseProgram(prog);
+      if (pass == 0) glUniform4fv(u.color, 1, frame.background);
       glUniformMatrix3fv(u.proj, 1, GL_FALSE, proj.data());
       glUniformMatrix3fv(u.tex, 1, GL_FALSE, tex.data());
       glUniform1f(u.alpha, it.alpha);

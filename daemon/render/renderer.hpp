@@ -194,6 +194,8 @@ class Renderer {
   EglContext* egl_ = nullptr;
   int batch_rects_ = 64;
   GLuint blit_prog_ = 0, blit_opaque_prog_ = 0, fill_prog_ = 0;
+  // blit.frag with OVER_BACKGROUND (and OPAQUE): translucent draws over the background only.
+  GLuint blit_bg_prog_ = 0, blit_opaque_bg_prog_ = 0;
   // Fused unpack (lazy): 4:4:4, semiplanar, filtered NV12, and 4:4:4 and semiplanar from
   // UNORM planes.
   GLuint yuv_prog_[5] = {0, 0, 0, 0, 0};

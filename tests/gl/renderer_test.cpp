@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <algorithm>
@@ -234,11 +235,12 @@ TEST_F(RendererTest, MultipassMatchesSinglePassAndCountsPasses) {
     stats.push_back(r->render(t.target(), f));
     results.push_back(read(t));
   }
-  // Background fill: ceil(300 / 8) = 38 passes; the surface covering all of it: 38 more.
-  EXPECT_EQ(stats[0].rects, 600u);
-  EXPECT_EQ(stats[0].passes, 38u + 38u);
-  EXPECT_EQ(stats[1].rects, 600u);
-  EXPECT_EQ(stats[1].passes, 2u);
+  // The surface covers all of the damage with only the background beneath: composed over
+  // it in the shader, ceil(300 / 8) = 38 passes, and no fill.
+  EXPECT_EQ(stats[0].rects, 300u);
+  EXPECT_EQ(stats[0].passes, 38u);
+  EXPECT_EQ(stats[1].rects, 300u);
+  EXPECT_EQ(stats[1].passes, 1u);
   ASSERT_EQ(results[0].size(), results[1].size());
   EXPECT_EQ(0, std::memcmp(results[0].data(), results[1].data(), results[0].size() * 4))
       << "batch 8 and batch 1000 images differ";
@@ -265,9 +267,10 @@ TEST_F(RendererTest, OpaqueItemsOccludeWhatIsBelowWithTheSamePixels) {
     if (opaque_region) f.items.back().opaque = Region(Rect{0, 0, 64, 48});
     f.items.push_back(item(high_tex.get(), {10, 10, 20, 20}));
     FrameStats s = renderer_->render(t.target(), f);
-    // The low item: the output less the high one (4 bands); the high one: 1; the
-    // background: the same 4 bands unless the low item's opaque region covers them.
-    EXPECT_EQ(s.rects, opaque_region ? 5u : 9u);
+    // The low item: the output less the high one (4 bands); the high one: 1. The
+    // background is never filled: the low item is opaque there or, without an opaque
+    // region, composed over the background colour in its own pass.
+    EXPECT_EQ(s.rects, 5u);
     auto px = read(t);
     for (int32_t y = 0; y < 48; ++y)
       for (int32_t x = 0; x < 64; ++x) {
@@ -436,6 +439,54 @@ TEST_F(RendererTest, PremultipliedAlphaBlendsOverBackground) {
   const Rgba want1[4] = {{128, 0, 0, 255}, {0, 0, 0, 255}, {0, 255, 0, 255}, {64, 64, 64, 255}};
   for (int x = 0; x < 4; ++x) EXPECT_TRUE(near(px[size_t(8 + x)], want1[x], 0, x, 1));
   for (int x = 4; x < 8; ++x) EXPECT_TRUE(near(px[size_t(x)], Rgba{0, 0, 255, 255}, 0, x, 0));
+}
+
+// A translucent item over the background alone is composed in the shader (no fill, no
+// blending); over another item it is blended. Both give the same pixels: every alpha and
+// colour value against a background with every channel in use, once with a fully
+// transparent item beneath (blended) and once without (composed over the background).
+TEST_F(RendererTest, ComposingOverTheBackgroundEqualsBlending) {
+  std::vector<Rgba> top(256 * 4);
+  for (int a = 0; a < 256; ++a)
+    for (int k = 0; k < 4; ++k) {
+      int c = (a * (k + 1) * 37 / 4) % (a + 1);  // premultiplied: channel <= alpha
+      top[size_t(k * 256 + a)] = Rgba{uint8_t(c), uint8_t(a - c), uint8_t(a / 2), uint8_t(a)};
+    }
+  std::vector<Rgba> clear(256 * 4, Rgba{0, 0, 0, 0});
+  auto top_tex = upload(top, 256, 4, DRM_FORMAT_ARGB8888);
+  auto clear_tex = upload(clear, 256, 4, DRM_FORMAT_ARGB8888);
+  const Rgba bg{90, 200, 17, 255};
+  std::vector<std::vector<Rgba>> out;
+  std::vector<FrameStats> stats;
+  for (bool beneath : {false, true}) {
+    TestTarget t(256, 4);
+    t.fill(kMarker);
+    FrameInput f = frame({0, 0, 256, 4}, bg);
+    if (beneath) f.items.push_back(item(clear_tex.get(), {0, 0, 256, 4}));
+    f.items.push_back(item(top_tex.get(), {0, 0, 256, 4}));
+    for (auto& it : f.items) it.alpha = 1.0f;
+    stats.push_back(renderer_->render(t.target(), f));
+    out.push_back(read(t));
+  }
+  // Composed: one rectangle and no fill; blended: the fill, the clear item (itself composed
+  // over the background) and the top item blended on it.
+  EXPECT_EQ(stats[0].rects, 1u);
+  EXPECT_EQ(stats[1].rects, 2u);
+  int differing = 0;
+  for (size_t i = 0; i < out[0].size(); ++i) {
+    const Rgba& c = out[0][i];
+    ASSERT_TRUE(near(c, out[1][i], 1, int(i % 256), int(i / 256)));
+    differing += std::memcmp(&c, &out[1][i], 4) != 0;
+    // And the sums themselves: out = src + bg * (1 - src.a), within rounding.
+    const Rgba& s = top[i];
+    auto over = [&](uint8_t src, uint8_t dst) {
+      return uint8_t(std::lround(src + dst * (255.0 - s.a) / 255.0));
+    };
+    ASSERT_TRUE(near(c, Rgba{over(s.r, bg.r), over(s.g, bg.g), over(s.b, bg.b), 255}, 1,
+                     int(i % 256), int(i / 256)));
+  }
+  RecordProperty("differing_pixels", differing);
+  std::printf("composed and blended differ by 1 in %d of %zu pixels\n", differing, out[0].size());
 }
 
 TEST_F(RendererTest, PartialUploadChangesOnlyDamagedTexels) {
