@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "offload/render_device.hpp"
@@ -71,7 +72,10 @@ class CarrierSlot {
   // The display device last sampled this slot before 'fence' (renderer's context); the
   // slot is not rendered into again until it signals.
   void set_display_fence(EGLSync fence);
-  // Waits for that fence (no-op without one).
+  // That fence, handed to the pack job that renders into the slot next: the worker waits
+  // for it, so the main thread never does (EGL_NO_SYNC when there is none).
+  EGLSync take_display_fence() { return std::exchange(display_fence_, EGL_NO_SYNC); }
+  // Waits for that fence (no-op without one): at destruction.
   void wait_display();
 
  private:

@@ -506,6 +506,7 @@ uint64_t OffloadEngine::start_pack(Surface& surface, Lane& lane, const OffloadPo
     if (p.slot >= 0) {
       p.slot_ref = lane.slots[size_t(p.slot)];
       job.to_carrier = true;
+      job.display_fence = OwnedFence(server_.egl().display(), p.slot_ref->take_display_fence());
       for (int i = 0; i < 3; ++i) job.targets[i] = p.slot_ref->render_targets()[i];
       job.list_row = p.slot_ref->list_row();
     } else if (!p.busy) {
@@ -688,7 +689,7 @@ int OffloadEngine::carrier_slot(Lane& lane, TransferMode mode, int32_t w, int32_
     slot = CarrierSlot::create(*device_, server_.egl(), mode, w, h, error);
     if (!slot) return -1;
   }
-  slot->wait_display();  // the display device has finished sampling it
+  // The display device may still sample it: the pack job waits for that on the worker.
   lane.next_slot = (s + 1) % kSlots;
   return s;
 }

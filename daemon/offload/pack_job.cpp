@@ -7,6 +7,7 @@
 #include <chrono>
 
 #include "render/dmabuf_image.hpp"
+#include "transfer/gl_util.hpp"
 #include "util/log.hpp"
 
 namespace ferry::offload {
@@ -53,6 +54,22 @@ void upload_shm(RenderSide& r, const PackJob& job) {
 
 }  // namespace
 
+OwnedFence& OwnedFence::operator=(OwnedFence&& o) noexcept {
+  if (this != &o) {
+    reset();
+    display_ = o.display_;
+    sync_ = std::exchange(o.sync_, EGL_NO_SYNC);
+  }
+  return *this;
+}
+
+void OwnedFence::wait() { transfer::wait_fence(display_, &sync_, EGL_FOREVER); }
+
+void OwnedFence::reset() {
+  if (sync_ != EGL_NO_SYNC) eglDestroySync(display_, sync_);
+  sync_ = EGL_NO_SYNC;
+}
+
 void PackJob::run(EglContext& ctx) {
   PackResult& out = *result;
   if (hold_fd >= 0) {
@@ -60,6 +77,10 @@ void PackJob::run(EglContext& ctx) {
     while (::read(hold_fd, &byte, 1) < 0 && errno == EINTR) {
     }
   }
+  // The carrier slot is written only once the display device has finished sampling it
+  // (the frame shown two commits ago: signalled long since, as a rule). First, so that no
+  // early return leaves the slot's next writer without it.
+  display_fence.wait();
   RenderSide& r = *render;
   ctx.make_current();
   if (!r.source) {

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "render/egl_context.hpp"
@@ -28,6 +29,27 @@ namespace ferry::offload {
 
 // ARGB8888 / ABGR8888 (the formats whose alpha the lane keeps).
 bool has_alpha(uint32_t drm_format);
+
+// An EGL fence and its display, destroyed with its owner. Any thread: an EGL sync object
+// belongs to its display, not to a context, and waiting needs none current.
+class OwnedFence {
+ public:
+  OwnedFence() = default;
+  OwnedFence(EGLDisplay display, EGLSync sync) : display_(display), sync_(sync) {}
+  OwnedFence(OwnedFence&& o) noexcept
+      : display_(o.display_), sync_(std::exchange(o.sync_, EGL_NO_SYNC)) {}
+  OwnedFence& operator=(OwnedFence&& o) noexcept;
+  OwnedFence(const OwnedFence&) = delete;
+  OwnedFence& operator=(const OwnedFence&) = delete;
+  ~OwnedFence() { reset(); }
+  // Blocks until it signals (no-op without a fence), then destroys it.
+  void wait();
+  void reset();
+
+ private:
+  EGLDisplay display_ = EGL_NO_DISPLAY;
+  EGLSync sync_ = EGL_NO_SYNC;
+};
 
 // A lane's objects in the worker's context. Created, used and destroyed on the worker
 // thread only (the engine hands its last reference to a job when the lane goes).
@@ -83,6 +105,9 @@ struct PackJob {
   bool to_carrier = false;
   GLuint targets[3] = {0, 0, 0};
   int32_t list_row = 0;
+  // The display device's last read of that slot: waited for on the worker before the slot
+  // is written.
+  OwnedFence display_fence;
 
   // Test hook (FERRY_TEST_HOLD_PACK): read one byte from this fd before any GL work.
   int hold_fd = -1;
