@@ -47,9 +47,11 @@ inline const wp_presentation_feedback_listener kPresentationSampleListener = {
 
 // Attaches 'buffer' to 's' with buffer damage (x, y, w, h), commits, and dispatches until
 // that frame was presented (true) or discarded, the connection failed or 'timeout' passed.
+// The default timeout only bounds a hang: a first frame in the TCG guest compiles its
+// shaders there (an offloaded tiles-nv12 frame took over 30 s with the host at load 8).
 inline bool commit_until_presented(WlClient& c, wl_surface* s, wl_buffer* buffer, int32_t x,
                                    int32_t y, int32_t w, int32_t h,
-                                   std::chrono::milliseconds timeout = std::chrono::seconds(30)) {
+                                   std::chrono::milliseconds timeout = std::chrono::seconds(120)) {
   Sample smp;
   wl_surface_attach(s, buffer, 0, 0);
   wl_surface_damage_buffer(s, x, y, w, h);
