@@ -108,15 +108,21 @@ void ShmBuffer::post_memory_error(const char* fmt, ...) {
   va_start(ap, fmt);
   std::vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  log_warn("wl_buffer@%u: %s; disconnecting the client", wl_resource_get_id(resource()), msg);
+  // The wl_buffer may be gone already (its last commit still shows it).
+  const uint32_t id = resource() ? wl_resource_get_id(resource()) : 0;
+  wl_resource* target = shm_resource_ ? shm_resource_ : resource();
+  log_warn("wl_buffer@%u: %s; %s", id, msg,
+           target ? "disconnecting the client" : "its client has no object left to blame");
   // wl_shm.error.invalid_fd ("mmapping the file descriptor failed") is the closest code the
   // protocol has; it belongs to wl_shm, so it goes on the wl_shm the pool came from.
-  wl_resource_post_error(shm_resource_ ? shm_resource_ : resource(), WL_SHM_ERROR_INVALID_FD,
-                         "wl_buffer@%u: %s", wl_resource_get_id(resource()), msg);
+  if (target)
+    wl_resource_post_error(target, WL_SHM_ERROR_INVALID_FD, "wl_buffer@%u: %s", id, msg);
 }
 
 uint8_t* ShmBuffer::begin(bool write) {
-  if (!resource() || (write && !mapping_->writable())) return nullptr;
+  // Also once the client destroyed the wl_buffer: a commit that attached it may still be
+  // applied (held in the commit gate or a synchronized subsurface's cache).
+  if (write && !mapping_->writable()) return nullptr;
   int64_t file_size = 0;
   switch (mapping_->begin_access(offset_ + span_, &file_size)) {
     case ShmMapping::Access::ok:
@@ -130,7 +136,8 @@ uint8_t* ShmBuffer::begin(bool write) {
       post_memory_error("the pool's memory faulted before (its file shrank)");
       return nullptr;
     case ShmMapping::Access::busy:
-      log_warn("wl_buffer@%u: too many shm accesses at once", wl_resource_get_id(resource()));
+      log_warn("wl_buffer@%u: too many shm accesses at once",
+               resource() ? wl_resource_get_id(resource()) : 0u);
       return nullptr;
   }
   return nullptr;
@@ -142,7 +149,7 @@ uint8_t* ShmBuffer::begin_write_access() { return begin(true); }
 
 bool ShmBuffer::end_access() {
   if (mapping_->end_access()) return true;
-  if (resource()) post_memory_error("SIGBUS while reading the pool: its file shrank");
+  post_memory_error("SIGBUS while reading the pool: its file shrank");
   return false;
 }
 

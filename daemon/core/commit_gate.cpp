@@ -42,7 +42,7 @@ CommitGate::~CommitGate() {
 
 void CommitGate::commit(SurfaceState& pending) {
   Buffer* buffer = nullptr;
-  if (pending.committed & SurfaceState::kBuffer) buffer = Buffer::from_resource(pending.buffer_resource);
+  if (pending.committed & SurfaceState::kBuffer) buffer = pending.buffer.get();
   SyncPoints points;
   if (explicit_ && !explicit_->latch(pending, buffer, &points)) return;
 
@@ -64,13 +64,6 @@ void CommitGate::commit(SurfaceState& pending) {
   }
   entry->state = std::move(pending);
   pending = SurfaceState();
-  if (entry->state.buffer_resource) {
-    Entry* raw = entry.get();
-    entry->buffer_destroy.connect_resource_destroy(entry->state.buffer_resource, [raw](void*) {
-      raw->state.buffer_resource = nullptr;
-      raw->buffer_destroy.disconnect();
-    });
-  }
   queue_.push_back(std::move(entry));
   // A fence-free commit behind a held one waits its turn; a held one may already be done.
   release_ready();
@@ -100,9 +93,8 @@ bool CommitGate::start_pack(Entry& entry, const SurfaceState& state) {
   entry.prepared = true;
   SurfaceTransferPath* path = surface_.server().transfer_path();
   Buffer* buffer = entry.buffer.get();
-  // (A queued commit whose wl_buffer the client destroyed attaches nothing.)
-  if (!path || !buffer || !(state.committed & SurfaceState::kBuffer) || !state.buffer_resource)
-    return false;
+  // (A queued commit whose wl_buffer the client destroyed still holds its Buffer.)
+  if (!path || !buffer || !(state.committed & SurfaceState::kBuffer)) return false;
   Entry* raw = &entry;
   entry.pack = path->prepare(surface_, *buffer, surface_.new_buffer_damage(state, *buffer),
                              [this, raw] {
@@ -127,7 +119,6 @@ void CommitGate::release_ready() {
     if (front.pack) break;
     std::unique_ptr<Entry> e = std::move(queue_.front());
     queue_.pop_front();
-    e->buffer_destroy.disconnect();
     surface_.commit_state(e->state);
   }
   releasing_ = false;

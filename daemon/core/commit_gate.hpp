@@ -77,7 +77,6 @@ class CommitGate {
     FenceWaiter::Id wait = 0;  // non-zero while the acquire fence is pending
     bool prepared = false;     // the transfer path has seen it (prepare())
     uint64_t pack = 0;         // non-zero while its pack on the render device runs
-    Listener buffer_destroy;   // the client destroyed the wl_buffer while queued
   };
   // Starts waiting for the commit's acquire fence; false when it is already signalled.
   bool wait_for_acquire(Entry& entry, const SyncPoints& points, Buffer* buffer);

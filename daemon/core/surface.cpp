@@ -107,11 +107,19 @@ CommitGate& Surface::gate() {
 
 void Surface::commit() {
   pending_.frame_requests = 0;
+  if (pending_.committed & SurfaceState::kBuffer) {
+    Buffer* b = Buffer::from_resource(pending_.buffer_resource);
+    if (pending_.buffer_resource && !b)
+      log_warn("wl_surface@%u: unsupported buffer type", wl_resource_get_id(resource_));
+    pending_.buffer = BufferRef(b);
+    pending_.buffer_resource = nullptr;
+    pending_buffer_destroy_.disconnect();
+  }
   gate().commit(pending_);
 }
 
 void Surface::commit_state(SurfaceState& p) {
-  if (role_ && !role_->pre_commit(*this)) return;
+  if (role_ && !role_->pre_commit(*this, p)) return;
   Subsurface* sub = as_subsurface();
   if (sub && sub->synchronized()) {
     // Cache until the parent commits; a later commit merges into the cache.
@@ -124,7 +132,7 @@ void Surface::commit_state(SurfaceState& p) {
     }
     SurfaceState& c = *cached_;
     if (p.committed & SurfaceState::kBuffer) {
-      c.buffer_resource = p.buffer_resource;
+      c.buffer = std::move(p.buffer);
       c.dx += p.dx;
       c.dy += p.dy;
     }
@@ -139,11 +147,10 @@ void Surface::commit_state(SurfaceState& p) {
     c.feedbacks.append(p.feedbacks);
     c.committed |= p.committed;
     p.committed = 0;
-    p.buffer_resource = nullptr;
+    p.buffer.reset();
     p.dx = p.dy = 0;
     p.surface_damage.clear();
     p.buffer_damage.clear();
-    if (&p == &pending_) pending_buffer_destroy_.disconnect();
     return;
   }
   apply_state(p);
@@ -164,10 +171,7 @@ void Surface::apply_state(SurfaceState& p) {
 
   bool buffer_changed = false;
   if (p.committed & SurfaceState::kBuffer) {
-    Buffer* b = Buffer::from_resource(p.buffer_resource);
-    if (p.buffer_resource && !b)
-      log_warn("wl_surface@%u: unsupported buffer type", wl_resource_get_id(resource_));
-    buffer_ = BufferRef(b);
+    buffer_ = std::move(p.buffer);
     buffer_changed = true;
   }
   // attach dx/dy (before v5) or wl_surface.offset (v5): roles read it with take_dx().
@@ -259,12 +263,10 @@ void Surface::apply_state(SurfaceState& p) {
   frame_callbacks_.append(p.frame_callbacks);
   feedbacks_.append(p.feedbacks);
   p.committed = 0;
-  p.buffer_resource = nullptr;
+  p.buffer.reset();
   p.dx = p.dy = 0;
   p.surface_damage.clear();
   p.buffer_damage.clear();
-  // A queued or cached state may be applied while the client has attached anew.
-  if (&p == &pending_) pending_buffer_destroy_.disconnect();
 
   // Synchronized children apply their cached state with the parent (wl_subsurface).
   for (auto* list : {&below_, &above_})

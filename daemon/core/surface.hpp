@@ -28,6 +28,7 @@ class Surface;
 class Subsurface;
 class SurfaceTexture;
 class Output;
+struct SurfaceState;
 
 // What a surface is for (xdg_toplevel, subsurface, cursor, ...). A surface gets at most one
 // role type for its lifetime; the role object itself may come and go.
@@ -37,7 +38,9 @@ class SurfaceRole {
   virtual const char* name() const = 0;
   // Called before the pending state is applied; return false after posting a protocol
   // error to reject the commit.
-  virtual bool pre_commit(Surface&) { return true; }
+  // 'state' is the state being committed (a queued or cached one may differ from
+  // Surface::pending()).
+  virtual bool pre_commit(Surface&, const SurfaceState& /*state*/) { return true; }
   // Called after the pending state became current.
   virtual void post_commit(Surface&) {}
 };
@@ -58,8 +61,12 @@ struct SurfaceState {
   };
   uint32_t committed = 0;  // which fields the client set since the last commit
 
-  // Buffer attached (resource; null = detach). Converted to a Buffer at commit.
+  // Buffer attached (resource; null = detach) until the commit, which turns it into
+  // 'buffer' (and clears this): the client may destroy its wl_buffer while the commit
+  // waits in the commit gate or in a synchronized subsurface's cache, and the commit then
+  // still shows the buffer (its Buffer outlives the resource while locked).
   wl_resource* buffer_resource = nullptr;
+  BufferRef buffer;
   int32_t dx = 0, dy = 0;  // attach offset
   Region surface_damage;   // surface-local coordinates
   Region buffer_damage;    // buffer coordinates

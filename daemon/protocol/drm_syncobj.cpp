@@ -71,7 +71,7 @@ class SyncSurface final : public ExplicitSync {
   bool latch(const SurfaceState& state, Buffer* buffer, SyncPoints* out) override {
     SyncPoints p = std::move(pending_);
     pending_ = SyncPoints();
-    bool attaches = (state.committed & SurfaceState::kBuffer) && state.buffer_resource;
+    bool attaches = (state.committed & SurfaceState::kBuffer) && state.buffer;
     if (!attaches) {
       if (p.acquire || p.release)
         return fail(WP_LINUX_DRM_SYNCOBJ_SURFACE_V1_ERROR_NO_BUFFER,

@@ -326,11 +326,9 @@ void LayerSurface::reset() {
   configures_.clear();
 }
 
-bool LayerSurface::pre_commit(Surface& s) {
+bool LayerSurface::pre_commit(Surface& s, const SurfaceState& p) {
   if (!surface_ || closed_) return true;
-  const SurfaceState& p = s.pending();
-  const bool will_have_buffer =
-      (p.committed & SurfaceState::kBuffer) ? p.buffer_resource != nullptr : s.has_content();
+  const bool will_have_buffer = (p.committed & SurfaceState::kBuffer) ? bool(p.buffer) : s.has_content();
   if (will_have_buffer && !configured_) {
     Server& server = s.server();
     if (!server.accept_unconfigured_buffer || !server.accept_unconfigured_buffer(s.client())) {

@@ -64,7 +64,7 @@ class LayerSurface final : public SurfaceRole, public PopupParent {
 
   // SurfaceRole
   const char* name() const override { return "zwlr_layer_surface_v1"; }
-  bool pre_commit(Surface& s) override;
+  bool pre_commit(Surface& s, const SurfaceState& state) override;
   void post_commit(Surface& s) override;
 
   // PopupParent

@@ -629,16 +629,14 @@ void XdgSurface::reset() {
   ++generation_;
 }
 
-bool XdgSurface::pre_commit(Surface& s) {
+bool XdgSurface::pre_commit(Surface& s, const SurfaceState& p) {
   if (kind_ == Kind::none) {
     wl_resource_post_error(resource_, XDG_SURFACE_ERROR_NOT_CONSTRUCTED,
                            "commit of an xdg_surface without a role");
     return false;
   }
   if (!toplevel_ && !popup_) return true;  // role object destroyed: plain surface commits
-  const auto& p = s.pending();
-  bool will_have_buffer = (p.committed & SurfaceState::kBuffer) ? p.buffer_resource != nullptr
-                                                                 : s.has_content();
+  bool will_have_buffer = (p.committed & SurfaceState::kBuffer) ? bool(p.buffer) : s.has_content();
   if (will_have_buffer && !configured_) {
     Server& server = s.server();
     if (!server.accept_unconfigured_buffer || !server.accept_unconfigured_buffer(s.client())) {

@@ -158,7 +158,7 @@ class XdgSurface final : public SurfaceRole, public PopupParent {
   static XdgSurface* from_resource(wl_resource* resource);
 
   const char* name() const override;
-  bool pre_commit(Surface& s) override;
+  bool pre_commit(Surface& s, const SurfaceState& state) override;
   void post_commit(Surface& s) override;
 
   wl_resource* resource() const override { return resource_; }

@@ -372,6 +372,33 @@ TEST_F(Offload, HeldPackDoesNotDelayAnotherOffloadedSurface) {
 // A surface whose pack is held goes away with its client: the commit is dropped, the
 // lane's objects wait for the worker, and when the pack completes nothing of it is used
 // (the ASan build runs this). ferryd goes on and exits cleanly; the frame never counted.
+// A client destroys the wl_buffer of a commit that waits in the commit gate for its pack
+// (legal: the commit was made). The commit is applied with that buffer once the pack is
+// done: the new frame is presented and on screen (it was applied as a null attach before,
+// which unmapped the window).
+TEST_F(Offload, BufferDestroyedWhileItsCommitIsHeldIsStillShown) {
+  const std::string fifo = start_holding(1);
+  ASSERT_FALSE(HasFatalFailure());
+  Toplevel a = c_->create_toplevel();
+  xdg_toplevel_set_app_id(a.toplevel, "held");
+  ShmBuffer* red = c_->create_buffer(200, 150, WL_SHM_FORMAT_XRGB8888, 0xffff0000u);
+  ShmBuffer* green = c_->create_buffer(200, 150, WL_SHM_FORMAT_XRGB8888, 0xff00ff00u);
+  show(*c_, a, red, {0, 0, 200, 150});
+  Sample held;
+  commit_unwaited(*c_, a, green, &held);
+  wl_buffer_destroy(green->buffer);
+  green->buffer = nullptr;
+  ASSERT_GE(c_->roundtrip(), 0);
+  ASSERT_TRUE(release_hold(fifo)) << std::strerror(errno);
+  EXPECT_TRUE(wait_presented(*c_, held)) << "the held frame was not presented\n" << f_.log();
+  Image shot;
+  std::string err;
+  ASSERT_TRUE(c_->capture(0, &shot, &err)) << err;
+  EXPECT_TRUE(area_is(shot, Rect{kX, kY, 200, 150}, 0x00ff00)) << "the held frame is not on screen";
+  auto totals = stop();
+  EXPECT_EQ(totals["rgb"].frames, 2u) << f_.log();
+}
+
 TEST_F(Offload, ClientGoneWhileItsPackIsHeldLeavesNothingBehind) {
   const std::string fifo = start_holding(1);
   ASSERT_FALSE(HasFatalFailure());

@@ -61,6 +61,49 @@ TEST_F(HostileSequence, SubsurfaceOfADestroyedParentKeepsWorking) {
   expect_others_served();
 }
 
+// Pixels of output 0 that are exactly 'rgb' (0xRRGGBB).
+int count_pixels(WlClient& c, uint32_t rgb) {
+  Image shot;
+  std::string err;
+  EXPECT_TRUE(c.capture(0, &shot, &err)) << err;
+  int n = 0;
+  for (int32_t y = 0; y < shot.height; ++y)
+    for (int32_t x = 0; x < shot.width; ++x) {
+      Rgb p = pixel_of(shot, x, y);
+      n += uint32_t(p.r << 16 | p.g << 8 | p.b) == rgb;
+    }
+  return n;
+}
+
+// wl_buffer.destroy after the commit that attached it is legal (the compositor keeps what
+// it needs). A synchronized subsurface caches its commit until the parent's: the cached
+// commit's buffer, destroyed meanwhile, is still what the parent's commit shows (it was
+// applied as a null attach before, from a resource pointer left dangling in the cache).
+TEST_F(HostileSequence, BufferDestroyedWhileItsCommitIsCachedIsStillShown) {
+  auto c = connect();
+  ASSERT_TRUE(c);
+  Toplevel top = mapped_toplevel(*c);
+  wl_surface* child = surface(*c);
+  wl_subsurface* sub = wl_subcompositor_get_subsurface(c->subcompositor, child, top.surface);
+  wl_subsurface_set_position(sub, 8, 8);
+  ShmBuffer* b = c->create_buffer(16, 16, WL_SHM_FORMAT_XRGB8888, 0xff12ab34u);
+  wl_surface_attach(child, b->buffer, 0, 0);
+  wl_surface_damage_buffer(child, 0, 0, 16, 16);
+  wl_surface_commit(child);  // cached: the subsurface is synchronized
+  wl_buffer_destroy(b->buffer);
+  b->buffer = nullptr;
+  ASSERT_GE(c->roundtrip(), 0);
+  wl_surface_commit(top.surface);  // applies the child's cached commit
+  ASSERT_GE(c->roundtrip(), 0);
+  int shown = 0;
+  for (int i = 0; i < 50 && shown != 16 * 16; ++i) {
+    c->dispatch_for(20);
+    shown = count_pixels(*c, 0x12ab34);
+  }
+  EXPECT_EQ(shown, 16 * 16) << "the destroyed buffer's pixels are not on screen";
+  expect_others_served();
+}
+
 // A popup whose parent toplevel is destroyed is dismissed (popup_done), not an error.
 TEST_F(HostileSequence, PopupOfADestroyedParentIsDismissed) {
   auto c = connect();
