@@ -55,9 +55,9 @@ void upload_shm(RenderSide& r, const PackJob& job) {
 
 void PackJob::run(EglContext& ctx) {
   PackResult& out = *result;
-  if (hold_fd >= 0) {
+  if (hold_fd) {
     char byte = 0;
-    while (::read(hold_fd, &byte, 1) < 0 && errno == EINTR) {
+    while (::read(hold_fd.get(), &byte, 1) < 0 && errno == EINTR) {
     }
   }
   RenderSide& r = *render;

@@ -19,6 +19,7 @@
 #include "transfer/ring.hpp"
 #include "transfer/source_stage.hpp"
 #include "util/region.hpp"
+#include "util/unique_fd.hpp"
 
 namespace ferry {
 struct DmabufAttributes;
@@ -85,7 +86,7 @@ struct PackJob {
   int32_t list_row = 0;
 
   // Test hook (FERRY_TEST_HOLD_PACK): read one byte from this fd before any GL work.
-  int hold_fd = -1;
+  UniqueFd hold_fd;
 
   std::shared_ptr<PackResult> result;
 
