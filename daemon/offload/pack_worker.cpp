@@ -3,6 +3,7 @@
 #include <poll.h>
 #include <sys/eventfd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
@@ -27,6 +28,7 @@ struct PackWorker::State {
   std::deque<std::pair<Id, Job>> queue;
   std::deque<Id> finished;
   Id running = 0;  // the job the thread runs now; 0: none
+  std::chrono::steady_clock::time_point running_since;  // when it started
   bool stopping = false;
   bool ended = false;      // the thread is about to return: a join does not block
   bool abandoned = false;  // the main thread went on without it
@@ -75,7 +77,16 @@ PackWorker::~PackWorker() {
     request_stop();
     State& s = *state_;
     std::unique_lock lock(s.mutex);
-    if (s.ended_cv.wait_until(lock, *stop_requested_ + kStopBound, [&] { return s.ended; })) {
+    // Until the job running has run for the bound (time it spent before the stop counts:
+    // settle() may have waited for it already), at most the bound after the stop. A later
+    // job's deadline is never earlier, so waking at each one and looking again is enough.
+    auto deadline = [&] {
+      return (s.running ? std::min(*stop_requested_, s.running_since) : *stop_requested_) +
+             kStopBound;
+    };
+    while (!s.ended && std::chrono::steady_clock::now() < deadline())
+      s.ended_cv.wait_until(lock, deadline());
+    if (s.ended) {
       lock.unlock();
       thread_.join();
     } else {
@@ -84,6 +95,8 @@ PackWorker::~PackWorker() {
       // GL objects of the thread's context).
       s.abandoned = true;
       const size_t queued = s.queue.size();
+      const auto ran = std::chrono::duration_cast<std::chrono::milliseconds>(
+          std::chrono::steady_clock::now() - (s.running ? s.running_since : *stop_requested_));
       std::string what = "its context's set-up or tear-down";
       if (auto it = dones_.find(s.running); it != dones_.end()) {
         what = "job " + std::to_string(it->first) + " (" + it->second.what + ")";
@@ -91,10 +104,11 @@ PackWorker::~PackWorker() {
         dones_.erase(it);
       }
       lock.unlock();
-      log_warn("offload worker for %s: %s has not returned %lld ms after the stop was "
-               "asked: abandoning its thread (its EGL context and the job's objects are "
+      log_warn("offload worker for %s: %s has not returned after %lld ms (the bound is %lld "
+               "ms): abandoning its thread (its EGL context and the job's objects are "
                "leaked; %zu queued job(s) behind it will not run)",
-               name_.c_str(), what.c_str(), static_cast<long long>(kStopBound.count()), queued);
+               name_.c_str(), what.c_str(), static_cast<long long>(ran.count()),
+               static_cast<long long>(kStopBound.count()), queued);
       thread_.detach();
     }
   }
@@ -137,6 +151,7 @@ void PackWorker::run(std::shared_ptr<State> state) {
     auto [id, job] = std::move(s.queue.front());
     s.queue.pop_front();
     s.running = id;
+    s.running_since = std::chrono::steady_clock::now();
     lock.unlock();
     job(*s.ctx);
     lock.lock();

@@ -16,7 +16,7 @@
 // thread, so GL objects of the worker's context may be released by a job's captures.
 //
 // A job that never returns (a GPU hang, a fence that never signals) does not hold the main
-// thread: destruction waits at most kStopBound for the thread, then abandons it (see
+// thread: destruction abandons the thread once its job has run for kStopBound (see
 // ~PackWorker()). The thread's share of the worker (eventfd, queue, mutex, context) lives
 // in a State the thread holds a reference to, so nothing it may still touch is freed.
 //
@@ -44,9 +44,10 @@ class PackWorker {
   using Job = std::function<void(EglContext&)>;
   using Done = std::function<void()>;
 
-  // How long destruction waits for the thread to finish its queue, counted from the first
-  // request_stop() (or from the destructor). A pack takes milliseconds; one that has not
-  // returned after this is taken as hung.
+  // A job that has run this long without returning is taken as hung when the worker is
+  // destroyed (a pack takes milliseconds). Destruction waits at most this long after the
+  // first request_stop() (or the destructor), less when the job running then started
+  // before the stop.
   static constexpr std::chrono::milliseconds kStopBound{2000};
 
   // Starts the thread, which makes 'ctx' current and destroys it when it ends. 'name'
@@ -55,15 +56,15 @@ class PackWorker {
   static std::unique_ptr<PackWorker> start(wl_event_loop* loop, std::unique_ptr<EglContext> ctx,
                                            std::string name, std::string* error);
   // Lets the thread run the jobs still queued (they release their GL objects), then joins
-  // it; 'done' callbacks not run yet never run. When the thread has not ended kStopBound
-  // after the stop was requested (a job that does not return), logs a warning naming the
-  // worker and the job, and abandons the thread instead of joining it: detached, the jobs
-  // queued behind never run, and its context (with its GL objects), the running job with
-  // its captures and that job's 'done' with its captures (what the job reads: the client's
-  // buffer, the carrier slot) are deliberately leaked, since they belong to that thread or
-  // are still read by it. The context stays a user of its display, which therefore is
-  // never terminated. Should the job ever return, the thread touches nothing more and
-  // sleeps until the process ends.
+  // it; 'done' callbacks not run yet never run. When the thread has not ended by the time
+  // its running job has run for kStopBound (a job that does not return), logs a warning
+  // naming the worker and the job, and abandons the thread instead of joining it:
+  // detached, the jobs queued behind never run, and its context (with its GL objects),
+  // the running job with its captures and that job's 'done' with its captures (what the
+  // job reads: the client's buffer, the carrier slot) are deliberately leaked, since they
+  // belong to that thread or are still read by it. The context stays a user of its
+  // display, which therefore is never terminated. Should the job ever return, the thread
+  // touches nothing more and sleeps until the process ends.
   ~PackWorker();
   PackWorker(const PackWorker&) = delete;
   PackWorker& operator=(const PackWorker&) = delete;
@@ -81,9 +82,9 @@ class PackWorker {
   // Waits up to 'timeout_ms' for every job to finish, running the completions as they
   // come (for an exit that counts the frames in flight). True when none is left.
   bool settle(int timeout_ms);
-  // The thread stops once its queue has run; the destructor's bound counts from the first
-  // call, so that workers stopped together wait it once, not once each. No job may be
-  // submitted after this.
+  // The thread stops once its queue has run; the destructor's wait counts from the first
+  // call, so that workers stopped together wait their bound once, not once each. No job
+  // may be submitted after this.
   void request_stop();
 
  private:

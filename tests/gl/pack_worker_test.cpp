@@ -180,6 +180,7 @@ TEST_F(PackWorkerTest, AJobThatDoesNotReturnIsAbandonedAfterTheBound) {
     std::mutex m;
     std::condition_variable cv;
     bool entered = false, open = false, returned = false;
+    std::chrono::steady_clock::time_point entered_at;
   };
   auto gate = std::make_shared<Gate>();
   auto behind_ran = std::make_shared<std::atomic<bool>>(false);
@@ -190,6 +191,7 @@ TEST_F(PackWorkerTest, AJobThatDoesNotReturnIsAbandonedAfterTheBound) {
       [gate](EglContext&) {
         std::unique_lock lock(gate->m);
         gate->entered = true;
+        gate->entered_at = std::chrono::steady_clock::now();
         gate->cv.notify_all();
         gate->cv.wait(lock, [&] { return gate->open; });
         gate->returned = true;
@@ -203,14 +205,14 @@ TEST_F(PackWorkerTest, AJobThatDoesNotReturnIsAbandonedAfterTheBound) {
     ASSERT_TRUE(gate->cv.wait_for(lock, 20s, [&] { return gate->entered; }));
   }
   testing::internal::CaptureStderr();
-  const auto t0 = std::chrono::steady_clock::now();
   worker_.reset();  // (without the bound: blocks here until the test's timeout)
-  const auto waited = std::chrono::steady_clock::now() - t0;
+  const auto ran = std::chrono::steady_clock::now() - gate->entered_at;
   const std::string log = testing::internal::GetCapturedStderr();
-  EXPECT_GE(waited, PackWorker::kStopBound) << "abandoned before its bound";
+  EXPECT_GE(ran, PackWorker::kStopBound) << "abandoned before the job had run for the bound";
   EXPECT_NE(log.find("offload worker for test-lane: job "), std::string::npos) << log;
-  EXPECT_NE(log.find(" (held job) has not returned 2000 ms after the stop was asked: "
-                     "abandoning its thread"), std::string::npos) << log;
+  EXPECT_NE(log.find(" (held job) has not returned after "), std::string::npos) << log;
+  EXPECT_NE(log.find(" ms (the bound is 2000 ms): abandoning its thread"), std::string::npos)
+      << log;
   EXPECT_NE(log.find("1 queued job(s) behind it will not run"), std::string::npos) << log;
   EXPECT_FALSE(read_by_job_watch.expired()) << "what the stuck job reads must stay";
   EXPECT_TRUE(read_by_behind_watch.expired()) << "the job behind's completion is released";
@@ -225,6 +227,37 @@ TEST_F(PackWorkerTest, AJobThatDoesNotReturnIsAbandonedAfterTheBound) {
   std::this_thread::sleep_for(200ms);  // a chance to run the job behind (it must not)
   EXPECT_FALSE(behind_ran->load()) << "a job queued behind the abandoned one ran";
   EXPECT_FALSE(read_by_job_watch.expired());
+  parent_->make_current();
+}
+
+// The time a job ran before the stop counts: one that has already run for the bound when
+// the worker is destroyed (as after the exit's settle() waited for it) is abandoned at
+// once, not a bound later.
+TEST_F(PackWorkerTest, AJobThatRanForTheBoundBeforeTheStopIsAbandonedAtOnce) {
+  auto gate = std::make_shared<std::pair<std::mutex, std::condition_variable>>();
+  auto open = std::make_shared<bool>(false);
+  std::atomic<bool> entered{false};
+  worker_->submit(
+      [gate, open, &entered](EglContext&) {
+        std::unique_lock lock(gate->first);
+        entered = true;
+        gate->second.wait(lock, [&] { return *open; });
+      },
+      nullptr, "long job");
+  ASSERT_TRUE(dispatch_until([&] { return entered.load(); }));
+  std::this_thread::sleep_for(PackWorker::kStopBound + 100ms);
+  testing::internal::CaptureStderr();
+  const auto t0 = std::chrono::steady_clock::now();
+  worker_.reset();
+  const auto waited = std::chrono::steady_clock::now() - t0;
+  const std::string log = testing::internal::GetCapturedStderr();
+  EXPECT_NE(log.find(" (long job) has not returned after "), std::string::npos) << log;
+  EXPECT_LT(waited, PackWorker::kStopBound) << "it waited the bound again";
+  {
+    std::lock_guard lock(gate->first);
+    *open = true;  // (the abandoned thread returns and sleeps)
+  }
+  gate->second.notify_all();
   parent_->make_current();
 }
 
