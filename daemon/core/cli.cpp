@@ -685,9 +685,11 @@ int run_daemon(const CliOptions& cli) {
     }
   }
   if (cli.print_stats || cli.run_for_s > 0) {
-    // Frames whose pack is on the offload worker at exit count when it finishes.
+    // Frames whose pack is on the offload worker at exit count when it finishes; one that
+    // does not finish is reported abandoned (and its worker abandoned with the engine).
     if (offload && !offload->settle(5000))
-      log_warn("offload: a pack still runs at exit: its frame is not counted");
+      log_warn("offload: %llu pack(s) still running 5000 ms into the exit: counted as abandoned",
+               static_cast<unsigned long long>(offload->packs_in_flight()));
     print_stats(server, seconds);
     if (offload) offload->print_stats(stdout);
     std::fflush(stdout);

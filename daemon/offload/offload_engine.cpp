@@ -82,19 +82,19 @@ OffloadEngine::OffloadEngine(Server& server, std::unique_ptr<RenderDevice> devic
 
 OffloadEngine::~OffloadEngine() {
   while (!lanes_.empty()) drop_lane(lanes_.begin()->first);
-  // A held pack (test hook) lets go, so that the worker can finish its queue and stop.
-  const char byte = 0;
-  if (hold_fd_ && ::write(hold_fd_.get(), &byte, 1) != 1)
-    log_warn("offload: test hook: cannot release a held pack: %s", std::strerror(errno));
   if (sweep_timer_) wl_event_source_remove(sweep_timer_);
-  retired_.clear();  // joins them: their queues run to the end
+  // Their queues run to the end; all stop together, so that workers whose pack does not
+  // complete (a hung render device, a held pack) are abandoned after one bound in all.
+  for (auto& w : retired_) w->request_stop();
+  retired_.clear();
 }
 
-std::unique_ptr<PackWorker> OffloadEngine::start_worker(std::string* error) {
+std::unique_ptr<PackWorker> OffloadEngine::start_worker(const std::string& name,
+                                                       std::string* error) {
   // Its context shares the render device's objects (carrier slots, EGLImages).
   std::unique_ptr<EglContext> ctx = EglContext::create_shared(device_->egl(), error);
   std::unique_ptr<PackWorker> worker;
-  if (ctx) worker = PackWorker::start(server_.loop(), std::move(ctx), error);
+  if (ctx) worker = PackWorker::start(server_.loop(), std::move(ctx), name, error);
   server_.egl().make_current();
   if (!worker) *error = "no worker for its packs: " + *error;
   return worker;
@@ -127,6 +127,7 @@ bool OffloadEngine::settle(int timeout_ms) {
   for (auto& [id, lane] : lanes_)
     if (lane->worker) all = lane->worker->settle(left()) && all;
   for (auto& w : retired_) all = w->settle(left()) && all;
+  abandoned_packs_ = packs_in_flight_;
   return all;
 }
 
@@ -140,7 +141,8 @@ void OffloadEngine::drop_lane(uint64_t surface_id) {
   // or running (which holds its own reference, as its completion holds the slot and buffer);
   // the worker stops once that has run.
   if (lane->worker) {
-    lane->worker->submit([render = std::move(lane->render)](EglContext&) {}, nullptr);
+    lane->worker->submit([render = std::move(lane->render)](EglContext&) {}, nullptr,
+                         "release of the lane's objects");
     retire(std::move(lane->worker));
   }
   lane->dest.reset();  // renderer's context
@@ -159,7 +161,8 @@ OffloadEngine::Lane* OffloadEngine::lane_for(Surface& surface, std::string* erro
   lane->dest = transfer::DestStage::create(server_.egl(), kSlots, error);
   if (!lane->dest) return nullptr;
   // A worker per lane: a pack that does not complete holds back only its own surface.
-  lane->worker = start_worker(error);
+  lane->worker = start_worker("wl_surface@" + std::to_string(wl_resource_get_id(surface.resource())),
+                              error);
   if (!lane->worker) return nullptr;
   uint64_t id = surface.id();
   lane->destroyed.connect(&surface.on_destroy, [this, id](void*) { drop_lane(id); });
@@ -517,27 +520,35 @@ uint64_t OffloadEngine::start_pack(Surface& surface, Lane& lane, const OffloadPo
     }
   }
   if (hold_fd_ && packs_started_ == options_.hold_after_frames) {
-    job.hold_fd = hold_fd_.get();
+    job.hold_fd = hold_fd_.dup();  // its own: the job may outlive the engine (abandoned)
     log_info("offload: wl_surface@%u: test hook: its pack waits until %s is written",
              wl_resource_get_id(surface.resource()), options_.hold_fifo.c_str());
   }
   ++packs_started_;
   job.result = p.result = std::make_shared<PackResult>();
+  const std::string what = "pack of frame " + std::to_string(packs_started_) + " (" +
+                           std::string(to_string(p.mode)) + " " + std::to_string(w) + "x" +
+                           std::to_string(h) + ")";
 
   // A packed frame nobody applied (a role refused the commit) leaves its packet behind.
   if (lane.pending.kind == Pending::Kind::packed && lane.pending.result->finished &&
       lane.pending.result->ok && !lane.pending.result->carried && lane.ring->begin_read())
     lane.ring->end_read();
   // What the job reads lives until it has returned: the client's buffer (its EGLImage)
-  // and the carrier slot, released by the completion on this thread.
+  // and the carrier slot, released by the completion on this thread; so does the count
+  // of packs in flight.
   auto shared_job = std::make_shared<PackJob>(std::move(job));
   std::shared_ptr<PackResult> result = p.result;
+  ++packs_in_flight_;
+  std::shared_ptr<void> in_flight(nullptr, [this](void*) { --packs_in_flight_; });
   const uint64_t id = lane.worker->submit(
       [shared_job](EglContext& ctx) { shared_job->run(ctx); },
-      [result, keep = BufferRef(&buffer), slot = p.slot_ref, done = std::move(done)] {
+      [result, keep = BufferRef(&buffer), slot = p.slot_ref, in_flight = std::move(in_flight),
+       done = std::move(done)] {
         result->finished = true;
         if (done) done();
-      });
+      },
+      what);
   lane.pending = std::move(p);
   return id;
 }

@@ -126,9 +126,14 @@ class OffloadEngine final : public SurfaceTransferPath {
   const std::map<TransferMode, ModeTotals>& totals() const { return totals_; }
   // At exit, before print_stats(): waits up to 'timeout_ms' for the packs in flight and
   // applies their commits, so that every frame that crossed is counted. False when a pack
-  // is still running then (a render device whose work does not complete).
+  // is still running then (a render device whose work does not complete): print_stats()
+  // counts it as abandoned, and the engine's destruction abandons its worker
+  // (PackWorker::kStopBound).
   bool settle(int timeout_ms);
-  // "offload (render device D, carrier C): rgb 120 frames 110592000 bytes, nv12 ..." and
+  // Packs handed to a worker that have not returned (cancelled ones included).
+  uint64_t packs_in_flight() const { return packs_in_flight_; }
+  // "offload (render device D, carrier C): rgb 120 frames 110592000 bytes, nv12 ...[; 1
+  // pack abandoned (not complete at exit)]" and
   // "offload carriers: dmabuf 100 frames, sysmem ring 20 frames" (what carried each frame;
   // "none" for zero-copy) (--stats).
   void print_stats(FILE* out) const;
@@ -139,7 +144,7 @@ class OffloadEngine final : public SurfaceTransferPath {
   using Done = std::function<void()>;
   Lane* lane_for(Surface& surface, std::string* error);
   // A worker thread with its own context on the render device (shared objects).
-  std::unique_ptr<PackWorker> start_worker(std::string* error);
+  std::unique_ptr<PackWorker> start_worker(const std::string& name, std::string* error);
   void retire(std::unique_ptr<PackWorker> worker);
   void drop_lane(uint64_t surface_id);
   // The surface's lane when its client is offloaded and the engine takes 'fourcc' (else
@@ -213,9 +218,11 @@ class OffloadEngine final : public SurfaceTransferPath {
   std::unique_ptr<RemovalWatch> removal_;  // udev "remove" of the render device's node
   uint64_t frames_moved_ = 0;          // frames packed and shown
   uint64_t packs_started_ = 0;         // packs handed to the worker (the test hooks)
+  uint64_t packs_in_flight_ = 0;       // of them, not returned yet
+  uint64_t abandoned_packs_ = 0;       // still in flight when settle() gave up
   UniqueFd hold_fd_;                   // the hold hook's FIFO, opened read-write
-  // Workers of dropped lanes, joined once idle (retire()); last: joined first, while the
-  // objects their jobs hold live.
+  // Workers of dropped lanes, joined once idle (retire()), never waited for on the loop;
+  // last: stopped first, while the objects their jobs hold live.
   std::vector<std::unique_ptr<PackWorker>> retired_;
   wl_event_source* sweep_timer_ = nullptr;
   int imports_failing_ = 0;            // render-device imports failed since the last success

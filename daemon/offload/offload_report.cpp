@@ -117,6 +117,9 @@ void OffloadEngine::print_stats(FILE* out) const {
     first = false;
   }
   if (!lost_.empty()) std::fprintf(out, "; device lost: %s", lost_.c_str());
+  if (abandoned_packs_ > 0)
+    std::fprintf(out, "; %llu pack%s abandoned (not complete at exit)",
+                 static_cast<unsigned long long>(abandoned_packs_), abandoned_packs_ == 1 ? "" : "s");
   std::fprintf(out, "\n");
   if (carrier_frames_.empty()) return;
   std::fprintf(out, "offload carriers:");

@@ -72,9 +72,9 @@ void OwnedFence::reset() {
 
 void PackJob::run(EglContext& ctx) {
   PackResult& out = *result;
-  if (hold_fd >= 0) {
+  if (hold_fd) {
     char byte = 0;
-    while (::read(hold_fd, &byte, 1) < 0 && errno == EINTR) {
+    while (::read(hold_fd.get(), &byte, 1) < 0 && errno == EINTR) {
     }
   }
   // The carrier slot is written only once the display device has finished sampling it

@@ -20,6 +20,7 @@
 #include "transfer/ring.hpp"
 #include "transfer/source_stage.hpp"
 #include "util/region.hpp"
+#include "util/unique_fd.hpp"
 
 namespace ferry {
 struct DmabufAttributes;
@@ -110,7 +111,7 @@ struct PackJob {
   OwnedFence display_fence;
 
   // Test hook (FERRY_TEST_HOLD_PACK): read one byte from this fd before any GL work.
-  int hold_fd = -1;
+  UniqueFd hold_fd;
 
   std::shared_ptr<PackResult> result;
 

@@ -2,7 +2,8 @@
 // of its own with its shared context current, completions come back on the thread that
 // runs the loop, cancelled completions are not called but keep what they hold until their
 // job has returned, job captures die on the worker, and what a job writes into a texture
-// of the parent context is there when its completion runs.
+// of the parent context is there when its completion runs; a job that never returns gets
+// its thread abandoned after a bound instead of blocking the destruction.
 
 #include <gtest/gtest.h>
 #include <wayland-server-core.h>
@@ -12,6 +13,7 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -32,7 +34,7 @@ class PackWorkerTest : public ::testing::Test {
     loop_ = wl_event_loop_create();
     auto ctx = EglContext::create_shared(*parent_, &error);
     ASSERT_TRUE(ctx) << error;
-    worker_ = PackWorker::start(loop_, std::move(ctx), &error);
+    worker_ = PackWorker::start(loop_, std::move(ctx), "test-lane", &error);
     ASSERT_TRUE(worker_) << error;
     parent_->make_current();
   }
@@ -78,7 +80,8 @@ TEST_F(PackWorkerTest, JobsRunInOrderOnTheWorkerAndCompletionsOnTheLoop) {
         [&, i] {
           done.push_back(i);
           done_thread = std::this_thread::get_id();
-        });
+        },
+        "job " + std::to_string(i));
   }
   ASSERT_TRUE(dispatch_until([&] { return done.size() == 5; }));
   EXPECT_EQ(ran, (std::vector<int>{0, 1, 2, 3, 4}));
@@ -103,7 +106,7 @@ TEST_F(PackWorkerTest, CancelledCompletionIsNotCalledButKeepsItsCapturesUntilThe
         std::unique_lock lock(m);
         cv.wait(lock, [&] { return go; });
       },
-      [&called, kept = std::move(kept)] { called = true; });
+      [&called, kept = std::move(kept)] { called = true; }, "waiting job");
   EXPECT_TRUE(worker_->cancel(id));
   EXPECT_FALSE(worker_->cancel(id)) << "cancelled twice";
   wl_event_loop_dispatch(loop_, 50);
@@ -134,7 +137,7 @@ TEST_F(PackWorkerTest, WritesOfAJobAreInTheParentsTextureAtItsCompletion) {
         glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, 4, 4, GL_RGBA, GL_UNSIGNED_BYTE, px.data());
         glFinish();
       },
-      [&done] { done = true; });
+      [&done] { done = true; }, "texture write");
   ASSERT_TRUE(dispatch_until([&] { return done; }));
   GLuint fbo = 0;
   glGenFramebuffers(1, &fbo);
@@ -157,11 +160,104 @@ TEST_F(PackWorkerTest, DestructionRunsQueuedJobsWithoutTheirCompletions) {
           std::this_thread::sleep_for(20ms);
           ++ran;
         },
-        [&called] { called = true; });
+        [&called] { called = true; }, "short job");
+  testing::internal::CaptureStderr();
   worker_.reset();
+  const std::string log = testing::internal::GetCapturedStderr();
   EXPECT_EQ(ran.load(), 3) << "queued jobs release their objects on the worker";
+  EXPECT_EQ(log.find("abandoning"), std::string::npos) << log;
   wl_event_loop_dispatch(loop_, 0);
   EXPECT_FALSE(called);
+  parent_->make_current();
+}
+
+// A job that does not return (a hung GPU, a fence that never signals) does not hold the
+// destruction past PackWorker::kStopBound: the thread is abandoned with a warning naming
+// the worker and the job, what the job reads stays (its 'done' keeps it), and the job
+// queued behind it never runs, not even once the stuck job returns after all.
+TEST_F(PackWorkerTest, AJobThatDoesNotReturnIsAbandonedAfterTheBound) {
+  struct Gate {
+    std::mutex m;
+    std::condition_variable cv;
+    bool entered = false, open = false, returned = false;
+    std::chrono::steady_clock::time_point entered_at;
+  };
+  auto gate = std::make_shared<Gate>();
+  auto behind_ran = std::make_shared<std::atomic<bool>>(false);
+  auto read_by_job = std::make_shared<int>(1);
+  auto read_by_behind = std::make_shared<int>(2);
+  std::weak_ptr<int> read_by_job_watch = read_by_job, read_by_behind_watch = read_by_behind;
+  worker_->submit(
+      [gate](EglContext&) {
+        std::unique_lock lock(gate->m);
+        gate->entered = true;
+        gate->entered_at = std::chrono::steady_clock::now();
+        gate->cv.notify_all();
+        gate->cv.wait(lock, [&] { return gate->open; });
+        gate->returned = true;
+        gate->cv.notify_all();
+      },
+      [keep = std::move(read_by_job)] {}, "held job");
+  worker_->submit([behind_ran](EglContext&) { *behind_ran = true; },
+                  [keep = std::move(read_by_behind)] {}, "job behind");
+  {
+    std::unique_lock lock(gate->m);
+    ASSERT_TRUE(gate->cv.wait_for(lock, 20s, [&] { return gate->entered; }));
+  }
+  testing::internal::CaptureStderr();
+  worker_.reset();  // (without the bound: blocks here until the test's timeout)
+  const auto ran = std::chrono::steady_clock::now() - gate->entered_at;
+  const std::string log = testing::internal::GetCapturedStderr();
+  EXPECT_GE(ran, PackWorker::kStopBound) << "abandoned before the job had run for the bound";
+  EXPECT_NE(log.find("offload worker for test-lane: job "), std::string::npos) << log;
+  EXPECT_NE(log.find(" (held job) has not returned after "), std::string::npos) << log;
+  EXPECT_NE(log.find(" ms (the bound is 2000 ms): abandoning its thread"), std::string::npos)
+      << log;
+  EXPECT_NE(log.find("1 queued job(s) behind it will not run"), std::string::npos) << log;
+  EXPECT_FALSE(read_by_job_watch.expired()) << "what the stuck job reads must stay";
+  EXPECT_TRUE(read_by_behind_watch.expired()) << "the job behind's completion is released";
+
+  // The stuck job returns after all: the thread goes no further.
+  {
+    std::unique_lock lock(gate->m);
+    gate->open = true;
+    gate->cv.notify_all();
+    ASSERT_TRUE(gate->cv.wait_for(lock, 20s, [&] { return gate->returned; }));
+  }
+  std::this_thread::sleep_for(200ms);  // a chance to run the job behind (it must not)
+  EXPECT_FALSE(behind_ran->load()) << "a job queued behind the abandoned one ran";
+  EXPECT_FALSE(read_by_job_watch.expired());
+  parent_->make_current();
+}
+
+// The time a job ran before the stop counts: one that has already run for the bound when
+// the worker is destroyed (as after the exit's settle() waited for it) is abandoned at
+// once, not a bound later.
+TEST_F(PackWorkerTest, AJobThatRanForTheBoundBeforeTheStopIsAbandonedAtOnce) {
+  auto gate = std::make_shared<std::pair<std::mutex, std::condition_variable>>();
+  auto open = std::make_shared<bool>(false);
+  std::atomic<bool> entered{false};
+  worker_->submit(
+      [gate, open, &entered](EglContext&) {
+        std::unique_lock lock(gate->first);
+        entered = true;
+        gate->second.wait(lock, [&] { return *open; });
+      },
+      nullptr, "long job");
+  ASSERT_TRUE(dispatch_until([&] { return entered.load(); }));
+  std::this_thread::sleep_for(PackWorker::kStopBound + 100ms);
+  testing::internal::CaptureStderr();
+  const auto t0 = std::chrono::steady_clock::now();
+  worker_.reset();
+  const auto waited = std::chrono::steady_clock::now() - t0;
+  const std::string log = testing::internal::GetCapturedStderr();
+  EXPECT_NE(log.find(" (long job) has not returned after "), std::string::npos) << log;
+  EXPECT_LT(waited, PackWorker::kStopBound) << "it waited the bound again";
+  {
+    std::lock_guard lock(gate->first);
+    *open = true;  // (the abandoned thread returns and sleeps)
+  }
+  gate->second.notify_all();
   parent_->make_current();
 }
 

@@ -481,6 +481,44 @@ TEST_F(Offload, RenderDeviceLostWhileAPackIsHeld) {
             std::string::npos) << f_.log();
 }
 
+// A pack that never completes (held, and the FIFO never written: a hung render device)
+// does not hold ferryd's exit: after SIGTERM ferryd waits for it (--stats: up to 5 s for
+// the packs in flight; the worker is then abandoned at once, its pack having run for more
+// than PackWorker's 2 s bound), logs which
+// surface's pack it abandoned, counts it on the stats line, and exits 0; the client's
+// connection ends. With a join that waits for the job, ferryd never exits (the stop's
+// 20 s bound catches it: status -1).
+TEST_F(Offload, PackThatNeverCompletesDoesNotHoldTheExit) {
+  start_holding(1);
+  ASSERT_FALSE(HasFatalFailure());
+  Toplevel a = c_->create_toplevel();
+  xdg_toplevel_set_app_id(a.toplevel, "held");
+  const int32_t w = 200, h = 150;
+  show(*c_, a, c_->create_buffer(w, h, WL_SHM_FORMAT_XRGB8888, 0xffff0000u), {0, 0, w, h});
+  Sample held;  // the second pack: held for good
+  commit_unwaited(*c_, a, c_->create_buffer(w, h, WL_SHM_FORMAT_XRGB8888, 0xff00ff00u), &held);
+  const std::string waits = ": test hook: its pack waits";
+  ASSERT_TRUE(wait_until([&] { return f_.log().find(waits) != std::string::npos; }, 30s))
+      << f_.log();
+  std::string log = f_.log();
+  const size_t at = log.rfind("wl_surface@", log.find(waits));
+  const std::string surface = log.substr(at, log.find(waits) - at);
+
+  EXPECT_EQ(f_.stop(), 0) << "SIGTERM with a pack that never completes\n" << f_.log();
+  log = f_.log();
+  EXPECT_NE(log.find("offload worker for " + surface + ": job "), std::string::npos) << log;
+  EXPECT_NE(log.find(" (pack of frame 2 (rgb 200x150)) has not returned after "), std::string::npos)
+      << log;
+  EXPECT_NE(log.find(" ms (the bound is 2000 ms): abandoning its thread"), std::string::npos)
+      << log;
+  EXPECT_NE(log.find("; 1 pack abandoned (not complete at exit)"), std::string::npos) << log;
+  EXPECT_EQ(offload_totals(log)["rgb"].frames, 1u) << log;
+  bool disconnected = false;
+  for (int i = 0; i < 3000 && !disconnected; ++i) disconnected = !c_->dispatch_for(10);
+  EXPECT_TRUE(disconnected) << "the client's connection outlived ferryd";
+  EXPECT_FALSE(held.presented);
+}
+
 // Runs weston-simple-shm (250x250, a new frame at every frame callback: ~15 MB/s of RGBA
 // at 60 Hz) with DRI_PRIME=1 until 'until' appears in ferryd's log (bounded by 60 s), then
 // for an observation window, and returns ferryd's per-mode totals and log.
