@@ -102,15 +102,24 @@ TEST(Clients, WaylandInfoListsExactlyTheExpectedGlobals) {
   EXPECT_EQ(f.stop(), 0) << f.log();
 }
 
+// Captures with 'capture' until the simple-shm window shows (a bound against a hang only:
+// a loaded machine may take seconds to start the client).
+template <typename Capture>
+bool capture_until_window(Capture capture, Image* img) {
+  return wait_until([&] {
+    std::this_thread::sleep_for(100ms);
+    return capture(img) && find_simple_shm_window(*img).first >= 0;
+  }, 30s);
+}
+
 TEST(Clients, SimpleShmPatternInGrimCapture) {
   Ferryd f;
   ASSERT_TRUE(f.start({"--output", "640x480@60"}));
   Child shm = f.run_client({"weston-simple-shm"}, "simple-shm");
-  std::this_thread::sleep_for(1500ms);
-  ASSERT_TRUE(shm.running()) << shm.log();
   Image img;
   std::string err;
-  ASSERT_TRUE(f.grim("", &img, &err)) << err;
+  capture_until_window([&](Image* out) { return f.grim("", out, &err); }, &img);
+  ASSERT_TRUE(shm.running()) << shm.log();
   ASSERT_EQ(img.width, 640);
   ASSERT_EQ(img.height, 480);
   auto [wx, wy] = find_simple_shm_window(img);
@@ -126,23 +135,25 @@ TEST(Clients, SimpleShmPatternInScreencopy) {
   Ferryd f;
   ASSERT_TRUE(f.start({"--output", "640x480@60"}));
   Child shm = f.run_client({"weston-simple-shm"}, "simple-shm");
-  std::this_thread::sleep_for(1500ms);
-  ASSERT_TRUE(shm.running()) << shm.log();
   std::string err;
   auto c = WlClient::connect(f.socket_path(), &err);
   ASSERT_TRUE(c) << err;
   Image img;
-  ASSERT_TRUE(c->capture(0, &img, &err)) << err;
+  capture_until_window([&](Image* out) { return c->capture(0, out, &err); }, &img);
+  ASSERT_TRUE(shm.running()) << shm.log();
   ASSERT_EQ(img.width, 640);
   auto [wx, wy] = find_simple_shm_window(img);
   check_simple_shm(img, wx, wy);
   EXPECT_EQ(wx, 32);
   EXPECT_EQ(wy, 32);
-  // The pattern moves with time: a later capture differs inside the window.
-  std::this_thread::sleep_for(300ms);
+  // The pattern moves with time: a later capture differs inside the window (within a bound
+  // against a hang).
   Image later;
-  ASSERT_TRUE(c->capture(0, &later, &err)) << err;
-  EXPECT_FALSE(rgb_near(pixel_of(img, wx + 25, wy + 30), pixel_of(later, wx + 25, wy + 30), 0));
+  EXPECT_TRUE(wait_until([&] {
+    std::this_thread::sleep_for(50ms);
+    return c->capture(0, &later, &err) &&
+           !rgb_near(pixel_of(img, wx + 25, wy + 30), pixel_of(later, wx + 25, wy + 30), 0);
+  }, 30s)) << "the pattern did not move";
   c.reset();
   shm.kill_with(SIGTERM);
   EXPECT_NE(shm.wait(5s), -1);
@@ -164,21 +175,29 @@ TEST(Clients, SimpleEglSpinsForThreeSeconds) {
   Ferryd f;
   ASSERT_TRUE(f.start({"--output", "640x480@60"}));
   Child egl = f.run_client({"weston-simple-egl", "-o"}, "simple-egl");
-  std::this_thread::sleep_for(1500ms);
-  ASSERT_TRUE(egl.running()) << egl.log();
   std::string err;
   auto c = WlClient::connect(f.socket_path(), &err);
   ASSERT_TRUE(c) << err;
-  Image a, b;
-  ASSERT_TRUE(c->capture(0, &a, &err)) << err;
-  std::this_thread::sleep_for(700ms);
-  ASSERT_TRUE(c->capture(0, &b, &err)) << err;
-  // The opaque 250x250 window sits at the cascade slot (32,32).
+  // The opaque 250x250 window sits at the cascade slot (32,32). Bounds against a hang only:
+  // the window shows, then the triangle turns between two captures.
   const int area = 250 * 250;
-  int not_bg = count_diff(a, nullptr, 32, 32, 250, 250, 4);
-  int changed = count_diff(b, &a, 32, 32, 250, 250, 4);
-  std::printf("simple-egl: %d of %d window pixels not background, %d changed in 0.7 s\n", not_bg,
-              area, changed);
+  Image a, b;
+  int not_bg = 0, changed = 0;
+  wait_until([&] {
+    std::this_thread::sleep_for(100ms);
+    if (!c->capture(0, &a, &err)) return false;
+    not_bg = count_diff(a, nullptr, 32, 32, 250, 250, 4);
+    return not_bg > area / 2;
+  }, 30s);
+  ASSERT_TRUE(egl.running()) << egl.log();
+  wait_until([&] {
+    std::this_thread::sleep_for(100ms);
+    if (!c->capture(0, &b, &err)) return false;
+    changed = count_diff(b, &a, 32, 32, 250, 250, 4);
+    return changed > area / 50;
+  }, 30s);
+  std::printf("simple-egl: %d of %d window pixels not background, %d changed between captures\n",
+              not_bg, area, changed);
   EXPECT_GT(not_bg, area / 2) << "window area is mostly background";
   EXPECT_GT(changed, area / 50) << "the triangle did not move between captures";
   EXPECT_EQ(count_diff(a, nullptr, 300, 300, 300, 150, 2), 0) << "outside the window changed";

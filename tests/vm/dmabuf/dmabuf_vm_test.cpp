@@ -25,6 +25,7 @@
 #include "kmstest/buffer.hpp"
 #include "kmstest/device.hpp"
 #include "linux-dmabuf-unstable-v1-client-protocol.h"
+#include "presentation_sample.hpp"
 #include "wl_client.hpp"
 
 namespace ferry {
@@ -304,11 +305,10 @@ TEST_F(DmabufVm, VkmsBuffersCycledExactly) {
   }
   Toplevel t = c->wl->create_toplevel();
   for (uint32_t i = 0; i < 3; ++i) {
-    wl_surface_attach(t.surface, bufs[i], 0, 0);
-    wl_surface_damage_buffer(t.surface, 0, 0, kW, kH);
-    wl_surface_commit(t.surface);
+    // Presented (order, not time: the guest under TCG may take a while).
+    ASSERT_TRUE(itest::commit_until_presented(*c->wl, t.surface, bufs[i], 0, 0, kW, kH))
+        << "buffer " << i << " never presented\n" << ferryd_.log();
     ASSERT_EQ(c->error_after_roundtrip(), "");
-    std::this_thread::sleep_for(300ms);
     Image img;
     std::string err, first;
     ASSERT_TRUE(ferryd_.grim("", &img, &err)) << err << ferryd_.log();
@@ -332,11 +332,9 @@ TEST_F(DmabufVm, VgemBufferComposedExactly) {
   static const wl_buffer_listener rel = {[](void* d, wl_buffer*) { ++*static_cast<int*>(d); }};
   wl_buffer_add_listener(buf, &rel, &releases);
   Toplevel t = c->wl->create_toplevel();
-  wl_surface_attach(t.surface, buf, 0, 0);
-  wl_surface_damage_buffer(t.surface, 0, 0, kW, kH);
-  wl_surface_commit(t.surface);
+  ASSERT_TRUE(itest::commit_until_presented(*c->wl, t.surface, buf, 0, 0, kW, kH))
+      << ferryd_.log();
   ASSERT_EQ(c->error_after_roundtrip(), "");
-  std::this_thread::sleep_for(300ms);  // a frame or two at 60 Hz, generous under TCG
 
   Image img;
   std::string err;
@@ -354,12 +352,11 @@ TEST_F(DmabufVm, VgemBufferComposedExactly) {
   wl_buffer* buf2 = c->create_immed(fd2.get(), kW, kH, b2.pitch(), modifier);
   int releases2 = 0;
   wl_buffer_add_listener(buf2, &rel, &releases2);
-  wl_surface_attach(t.surface, buf2, 0, 0);
-  wl_surface_damage_buffer(t.surface, 0, 0, kW, kH);
-  wl_surface_commit(t.surface);
-  ASSERT_TRUE(itest::wait_until([&] { c->wl->dispatch_for(20); return releases == 1; }, 2s))
+  ASSERT_TRUE(itest::commit_until_presented(*c->wl, t.surface, buf2, 0, 0, kW, kH))
+      << ferryd_.log();
+  // Bounds only against a hang.
+  ASSERT_TRUE(itest::wait_until([&] { c->wl->dispatch_for(20); return releases == 1; }, 30s))
       << "first buffer never released";
-  std::this_thread::sleep_for(300ms);
   c->wl->roundtrip();
   EXPECT_EQ(releases2, 0);
   ASSERT_TRUE(ferryd_.grim("", &img, &err)) << err;
