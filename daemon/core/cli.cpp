@@ -288,6 +288,19 @@ pid_t spawn_client(const std::vector<std::string>& argv, const std::string& sock
 }
 
 bool save_screenshot(Server& server, Output& out, const std::string& path) {
+  auto composed = [&] { return out.backend()->front_target() && out.front_is_complete(false); };
+  if (!composed()) {
+    // The frame on screen is a client's buffer on a plane (direct scanout, nested
+    // pass-through), not in the output's target (which may never have been drawn):
+    // compose one, as a screencopy capture does.
+    out.request_capture(false);
+    const int64_t deadline = now_ns() + 5'000'000'000;  // a bound against a stuck output
+    while (!composed() && now_ns() < deadline) wl_event_loop_dispatch(server.loop(), 50);
+    if (!composed()) {
+      log_error("screenshot: output %s did not compose a frame within 5 s", out.name().c_str());
+      return false;
+    }
+  }
   RenderTarget* t = out.backend()->front_target();
   if (!t) {
     log_error("screenshot: output %s has not shown a frame yet", out.name().c_str());

@@ -79,6 +79,7 @@ const wp_presentation_feedback_listener kFeedback = {
 
 struct ShowResult {
   Image writeback;
+  Image screenshot;  // not nested: ferryd's --screenshot at exit
   std::string log;       // of the ferryd the client talks to
   std::string host_log;  // nested: of the ferryd on vkms that shows the nested one
 };
@@ -104,7 +105,8 @@ void show_dmabuf(const std::string& dir, uint32_t w, uint32_t h, Placement place
     ASSERT_TRUE(f.start({"--backend", "wayland", "--fullscreen", "--output", "1024x768", "--stats"},
                         {"WAYLAND_DISPLAY=" + host.socket_path()}));
   } else {
-    ASSERT_TRUE(f.start({"--backend", "kms", "--stats", "--writeback-screenshot", wb_path}));
+    ASSERT_TRUE(f.start({"--backend", "kms", "--stats", "--writeback-screenshot", wb_path,
+                         "--screenshot", dir + "/shot.png"}));
   }
   std::string err;
   auto c = WlClient::connect(f.socket_path(), &err);
@@ -148,7 +150,7 @@ void show_dmabuf(const std::string& dir, uint32_t w, uint32_t h, Placement place
   wp_presentation_feedback_add_listener(wp_presentation_feedback(c->presentation, top.surface),
                                         &kFeedback, &p);
   wl_surface_commit(top.surface);
-  auto deadline = std::chrono::steady_clock::now() + 10s;
+  auto deadline = std::chrono::steady_clock::now() + 120s;  // a bound against a hang
   while (!p.done && !p.discarded && std::chrono::steady_clock::now() < deadline)
     ASSERT_TRUE(c->dispatch_for(10)) << f.log();
   ASSERT_TRUE(p.done) << "the dmabuf frame was never presented\n" << f.log();
@@ -195,6 +197,9 @@ void show_dmabuf(const std::string& dir, uint32_t w, uint32_t h, Placement place
   }
   run->log = f.log();
   ASSERT_TRUE(read_png(wb_path, &run->writeback, &err)) << err << "\n" << run->log;
+  if (!nested) {
+    ASSERT_TRUE(read_png(dir + "/shot.png", &run->screenshot, &err)) << err << "\n" << run->log;
+  }
 }
 
 uint64_t stat_value(const std::string& log, const std::string& key) {
@@ -225,6 +230,9 @@ TEST(KmsScanout, FullscreenDmabufIsScannedOutWithoutComposition) {
   EXPECT_GE(stat_value(run.log, "direct scanout"), 1u) << run.log;
   // Exactly the client's pixels on the whole screen.
   EXPECT_EQ(full_screen_mismatches(run.writeback), 0u) << "writeback differs from the client's buffer";
+  // --screenshot composes a frame when the one on screen is the client's buffer itself
+  // (it read the last composed frame before: the background).
+  EXPECT_EQ(full_screen_mismatches(run.screenshot), 0u) << "--screenshot differs from the client's buffer";
 }
 
 // Nested, the same full-screen dmabuf goes through the nested ferryd to its host untouched
