@@ -8,7 +8,8 @@
 // the headless backend, and on the KMS backend on vkms, where the client's dmabuf goes on
 // an overlay plane (an AddFB2 of the client's buffer, removed after the flip that replaces
 // it), so that the framebuffer count sees the clients too. 100 cycles each under TCG;
-// FERRY_CHURN_CYCLES sets more.
+// FERRY_CHURN_CYCLES sets more. A third case offloads the clients to vgem, their frames
+// crossing in the dmabuf carrier.
 
 #include <dirent.h>
 
@@ -71,7 +72,8 @@ Counts kernel_counts() {
 }
 
 // Starts ferryd with 'args' on a private bus and runs the churn with every count.
-void churn_with_counts(Ferryd& f, const std::vector<std::string>& args) {
+void churn_with_counts(Ferryd& f, const std::vector<std::string>& args,
+                       long rss_tolerance_kb = kChurnRssToleranceKb) {
   const char* client = std::getenv("FERRY_CHURN_CLIENT");
   ASSERT_TRUE(client) << "FERRY_CHURN_CLIENT names vm-churn-client";
   ASSERT_FALSE(kernel_counts().empty())
@@ -79,7 +81,7 @@ void churn_with_counts(Ferryd& f, const std::vector<std::string>& args) {
   CountsOnBus counts;
   ASSERT_TRUE(counts.ok()) << counts.error();
   ASSERT_TRUE(f.start(args, {counts.env()}));
-  run_churn(f, client, kSteps, 100, {counts.source(), kernel_counts});
+  run_churn(f, client, kSteps, 100, {counts.source(), kernel_counts}, rss_tolerance_kb);
   EXPECT_EQ(f.stop(), 0);
 }
 
@@ -87,6 +89,25 @@ TEST(ChurnVm, KilledDmabufAndSyncobjClientsLeaveNoFdsSocketsMemoryOrObjectsBehin
   Ferryd f;
   churn_with_counts(f, {"--backend", "headless", "--display-device", "/dev/dri/card0",
                         "--output", "320x240@60"});
+}
+
+// The clients offloaded to vgem as the render device by a rule that fixes rgb (else the
+// selector picks zero-copy, which vkms imports): their dmabufs are imported on vgem,
+// packed on a worker per lane, and cross in the dmabuf carrier (linear GBM buffers of vgem,
+// imported on the display side as EGLImages).
+TEST(ChurnVm, OffloadedDmabufClientsLeaveNoObjectsBehind) {
+  TempDir dir;
+  const std::string cfg = dir.path() + "/ferry.toml";
+  std::ofstream(cfg) << "[[rule]]\nname = \"churn-offload\"\nexe = \"*/vm-churn-client\"\n"
+                        "gpu = \"discrete\"\ntransfer = \"rgb\"\n";
+  Ferryd f;
+  churn_with_counts(f, {"--backend", "headless", "--display-device", "/dev/dri/card0",
+                        "--render-device", "/dev/dri/card1", "--config", cfg, "--output",
+                        "320x240@60"},
+                    kOffloadRssToleranceKb);
+  const std::string log = f.log();
+  EXPECT_NE(log.find("new -> rgb (offloaded: rule 'churn-offload'"), std::string::npos) << log;
+  EXPECT_NE(log.find("offload: carrier: dmabuf"), std::string::npos) << log;
 }
 
 TEST(ChurnVm, KmsOverlayClientsLeaveNoFramebuffersBehind) {
