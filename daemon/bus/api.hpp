@@ -20,6 +20,8 @@ inline constexpr const char* prop_outputs = "Outputs";
 inline constexpr const char* prop_clients = "Clients";
 inline constexpr const char* prop_surfaces = "Surfaces";
 inline constexpr const char* prop_version = "Version";
+// A single a{sv} record: kind -> live count (int64).
+inline constexpr const char* prop_gl_objects = "GlObjects";
 
 inline constexpr const char* target_surface = "surface";
 inline constexpr const char* target_app = "app";

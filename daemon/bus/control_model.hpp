@@ -78,6 +78,13 @@ struct SurfaceInfo {
   double unpack_ms = 0;      // destination stage of that frame
 };
 
+// How many GL/EGL objects of one kind ferryd holds now (render/gl_objects.hpp): kind is
+// the D-Bus key ("Textures", "EglImages", ...).
+struct GlObjectCount {
+  std::string kind;
+  int64_t live = 0;
+};
+
 // Outcome of an action. Code tells the bus which D-Bus error name to use.
 struct ActionResult {
   enum class Code { ok, invalid_argument, not_found, failed };
@@ -105,6 +112,7 @@ class ControlModel {
   virtual std::vector<OutputInfo> outputs() const = 0;
   virtual std::vector<ClientInfo> clients() const = 0;
   virtual std::vector<SurfaceInfo> surfaces() const = 0;
+  virtual std::vector<GlObjectCount> gl_objects() const = 0;
 
   // Re-reads the config file. On error the last good config stays in force and the message
   // says file:line:column and why. Must not call DbusService::config_reloaded() itself: the

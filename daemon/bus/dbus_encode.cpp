@@ -18,6 +18,7 @@ class Record {
   Record& add(const char* key, uint32_t v) { return put(key, "u", v); }
   Record& add(const char* key, int32_t v) { return put(key, "i", v); }
   Record& add(const char* key, uint64_t v) { return put(key, "t", v); }
+  Record& add(const char* key, int64_t v) { return put(key, "x", v); }
 
   int finish() {
     if (r_ >= 0) r_ = sd_bus_message_close_container(m_);
@@ -121,6 +122,12 @@ int append_surfaces(sd_bus_message* m, const std::vector<SurfaceInfo>& surfaces)
         .add("PackMs", s.pack_ms)
         .add("UnpackMs", s.unpack_ms);
   });
+}
+
+int append_gl_objects(sd_bus_message* m, const std::vector<GlObjectCount>& counts) {
+  Record r(m);
+  for (const GlObjectCount& c : counts) r.add(c.kind.c_str(), c.live);
+  return r.finish();
 }
 
 }  // namespace ferry::bus

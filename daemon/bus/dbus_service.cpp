@@ -115,6 +115,10 @@ struct DbusService::Callbacks {
                           void* userdata, sd_bus_error*) {
     return append_surfaces(reply, self(userdata)->model_.surfaces());
   }
+  static int get_gl_objects(sd_bus*, const char*, const char*, const char*,
+                            sd_bus_message* reply, void* userdata, sd_bus_error*) {
+    return append_gl_objects(reply, self(userdata)->model_.gl_objects());
+  }
 
   static int reload_config(sd_bus_message* m, void* userdata, sd_bus_error* err) {
     DbusService* s = self(userdata);
@@ -167,6 +171,8 @@ const sd_bus_vtable ferry_vtable[] = {
     SD_BUS_PROPERTY("Outputs", "aa{sv}", Cb::get_outputs, 0, list_flags),
     SD_BUS_PROPERTY("Clients", "aa{sv}", Cb::get_clients, 0, list_flags),
     SD_BUS_PROPERTY("Surfaces", "aa{sv}", Cb::get_surfaces, 0, list_flags),
+    // Read on demand; no PropertiesChanged (it would fire at every frame).
+    SD_BUS_PROPERTY("GlObjects", "a{sv}", Cb::get_gl_objects, 0, 0),
     // Access is checked by the filter for every call on our path, so sd-bus's own
     // capability check is switched off (UNPRIVILEGED).
     SD_BUS_METHOD("ReloadConfig", "", "", Cb::reload_config, SD_BUS_VTABLE_UNPRIVILEGED),

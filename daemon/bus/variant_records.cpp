@@ -70,21 +70,38 @@ double Record::num(std::string_view key) const {
   return 0;
 }
 
+namespace {
+
+// The entries of an a{sv} already entered, up to its end.
+int read_entries(sd_bus_message* m, Record* rec) {
+  int r;
+  while ((r = sd_bus_message_enter_container(m, 'e', "sv")) > 0) {
+    const char* key = nullptr;
+    if ((r = sd_bus_message_read_basic(m, 's', &key)) < 0) return r;
+    Value v;
+    if ((r = read_value(m, &v)) < 0) return r;
+    rec->fields.emplace_back(key, std::move(v));
+    if ((r = sd_bus_message_exit_container(m)) < 0) return r;
+  }
+  if (r < 0) return r;
+  r = sd_bus_message_exit_container(m);
+  return r < 0 ? r : 0;
+}
+
+}  // namespace
+
+int read_record(sd_bus_message* m, Record* out) {
+  int r = sd_bus_message_enter_container(m, 'a', "{sv}");
+  if (r < 0) return r;
+  return read_entries(m, out);
+}
+
 int read_records(sd_bus_message* m, std::vector<Record>* out) {
   int r = sd_bus_message_enter_container(m, 'a', "a{sv}");
   if (r < 0) return r;
   while ((r = sd_bus_message_enter_container(m, 'a', "{sv}")) > 0) {
     Record rec;
-    while ((r = sd_bus_message_enter_container(m, 'e', "sv")) > 0) {
-      const char* key = nullptr;
-      if ((r = sd_bus_message_read_basic(m, 's', &key)) < 0) return r;
-      Value v;
-      if ((r = read_value(m, &v)) < 0) return r;
-      rec.fields.emplace_back(key, std::move(v));
-      if ((r = sd_bus_message_exit_container(m)) < 0) return r;
-    }
-    if (r < 0) return r;
-    if ((r = sd_bus_message_exit_container(m)) < 0) return r;
+    if ((r = read_entries(m, &rec)) < 0) return r;
     out->push_back(std::move(rec));
   }
   if (r < 0) return r;
@@ -110,6 +127,10 @@ int fetch_snapshot(sd_bus* bus, Snapshot* out, sd_bus_error* error) {
     if (list) {
       if ((r = sd_bus_message_enter_container(reply, 'v', "aa{sv}")) < 0) break;
       if ((r = read_records(reply, list)) < 0) break;
+      r = sd_bus_message_exit_container(reply);
+    } else if (std::strcmp(name, api::prop_gl_objects) == 0) {
+      if ((r = sd_bus_message_enter_container(reply, 'v', "a{sv}")) < 0) break;
+      if ((r = read_record(reply, &out->gl_objects)) < 0) break;
       r = sd_bus_message_exit_container(reply);
     } else if (std::strcmp(name, api::prop_version) == 0) {
       const char* v = nullptr;

@@ -29,7 +29,11 @@ struct Record {
 struct Snapshot {
   std::string version;
   std::vector<Record> gpus, outputs, clients, surfaces;
+  Record gl_objects;  // kind -> live count
 };
+
+// Reads one a{sv} at the message's read position. Returns 0 or a negative errno.
+int read_record(sd_bus_message* m, Record* out);
 
 // Reads one aa{sv} at the message's read position. Returns 0 or a negative errno.
 int read_records(sd_bus_message* m, std::vector<Record>* out);

@@ -35,6 +35,7 @@
 #include "gpu/gpu.hpp"
 #include "protocol/linux_dmabuf.hpp"
 #include "render/egl_context.hpp"
+#include "render/gl_objects.hpp"
 #include "render/renderer.hpp"
 #include "util/clock.hpp"
 #include "util/png.hpp"
@@ -346,6 +347,12 @@ void print_stats(Server& server, double seconds) {
       std::printf(", %.1f presented/s", double(s.frames_presented) / seconds);
     std::printf("\n");
   }
+  // Live now, before the outputs and the renderer are torn down.
+  std::printf("GL objects:");
+  for (size_t k = 0; k < size_t(gl_objects::Kind::count); ++k)
+    std::printf("%s %s %lld", k ? "," : "", gl_objects::kind_names[k],
+                static_cast<long long>(gl_objects::live(gl_objects::Kind(k))));
+  std::printf("\n");
   std::fflush(stdout);
 }
 

@@ -10,6 +10,7 @@
 #include "core/surface.hpp"
 #include "protocol/layer_shell.hpp"
 #include "protocol/xdg_shell.hpp"
+#include "render/gl_objects.hpp"
 #include "util/log.hpp"
 
 namespace ferry {
@@ -198,6 +199,13 @@ std::string ServerControl::override_for(uint64_t surface_id, const std::string& 
 std::optional<View::Identity> ServerControl::identity_of(Surface& surface) const {
   View* v = server_.scene().view_of(surface);
   return v ? v->identity() : std::nullopt;
+}
+
+std::vector<bus::GlObjectCount> ServerControl::gl_objects() const {
+  std::vector<bus::GlObjectCount> out;
+  for (size_t k = 0; k < size_t(gl_objects::Kind::count); ++k)
+    out.push_back({gl_objects::kind_names[k], gl_objects::live(gl_objects::Kind(k))});
+  return out;
 }
 
 std::vector<bus::SurfaceInfo> ServerControl::surfaces() const {

@@ -5,6 +5,7 @@
 
 #include <vector>
 
+#include "render/gl_objects.hpp"
 #include "transfer/formats.hpp"
 #include "transfer/gl_util.hpp"
 
@@ -159,7 +160,7 @@ ScanoutSource CarrierSlot::scanout_source(int plane) const {
 }
 
 void CarrierSlot::set_display_fence(EGLSync fence) {
-  if (display_fence_ != EGL_NO_SYNC) eglDestroySync(display_.display(), display_fence_);
+  transfer::destroy_fence(display_.display(), &display_fence_);
   display_fence_ = fence;
 }
 
@@ -190,7 +191,7 @@ bool validate_carrier(RenderDevice& device, EglContext& display, TransferMode mo
     {
       RenderDevice::Scope scope(device);
       GLuint fbo = 0;
-      glGenFramebuffers(1, &fbo);
+      gl_objects::gen_framebuffers(1, &fbo);
       glBindFramebuffer(GL_FRAMEBUFFER, fbo);
       glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D,
                              slot->render_targets()[plane], 0);
@@ -204,13 +205,13 @@ bool validate_carrier(RenderDevice& device, EglContext& display, TransferMode mo
       glDisable(GL_SCISSOR_TEST);
       glFinish();
       glBindFramebuffer(GL_FRAMEBUFFER, 0);
-      glDeleteFramebuffers(1, &fbo);
+      gl_objects::delete_framebuffers(1, &fbo);
     }
     display.make_current();
     while (glGetError() != GL_NO_ERROR) {
     }
     GLuint fbo = 0;
-    glGenFramebuffers(1, &fbo);
+    gl_objects::gen_framebuffers(1, &fbo);
     glBindFramebuffer(GL_FRAMEBUFFER, fbo);
     glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D,
                            slot->display_texture(plane), 0);
@@ -222,7 +223,7 @@ bool validate_carrier(RenderDevice& device, EglContext& display, TransferMode mo
     if (complete && !wide) glReadPixels(0, 0, w, h, GL_RGBA, GL_UNSIGNED_BYTE, got8.data());
     const GLenum err = glGetError();
     glBindFramebuffer(GL_FRAMEBUFFER, 0);
-    glDeleteFramebuffers(1, &fbo);
+    gl_objects::delete_framebuffers(1, &fbo);
     const std::string name = std::string(to_string(mode)) + " plane " + std::to_string(plane) +
                              " (" + transfer::fourcc_name(cp.fourcc) + ")";
     if (!complete || err != GL_NO_ERROR) {

@@ -7,6 +7,7 @@
 #include <chrono>
 
 #include "render/dmabuf_image.hpp"
+#include "render/gl_objects.hpp"
 #include "transfer/gl_util.hpp"
 #include "util/log.hpp"
 
@@ -18,8 +19,8 @@ bool has_alpha(uint32_t drm_format) {
 
 RenderSide::~RenderSide() {
   source.reset();
-  if (frame_tex) glDeleteTextures(1, &frame_tex);
-  if (import_tex) glDeleteTextures(1, &import_tex);
+  if (frame_tex) gl_objects::delete_textures(1, &frame_tex);
+  if (import_tex) gl_objects::delete_textures(1, &import_tex);
 }
 
 namespace {
@@ -27,8 +28,8 @@ namespace {
 // The copied shm rows into frame_tex (made anew for a new geometry or format).
 void upload_shm(RenderSide& r, const PackJob& job) {
   if (job.new_frame_tex) {
-    if (r.frame_tex) glDeleteTextures(1, &r.frame_tex);
-    glGenTextures(1, &r.frame_tex);
+    if (r.frame_tex) gl_objects::delete_textures(1, &r.frame_tex);
+    gl_objects::gen_textures(1, &r.frame_tex);
     glBindTexture(GL_TEXTURE_2D, r.frame_tex);
     glTexStorage2D(GL_TEXTURE_2D, 1, GL_RGBA8, job.width, job.height);
     // wl_shm's XRGB/ARGB are B,G,R,A in memory: sample them as RGB.
@@ -65,10 +66,7 @@ OwnedFence& OwnedFence::operator=(OwnedFence&& o) noexcept {
 
 void OwnedFence::wait() { transfer::wait_fence(display_, &sync_, EGL_FOREVER); }
 
-void OwnedFence::reset() {
-  if (sync_ != EGL_NO_SYNC) eglDestroySync(display_, sync_);
-  sync_ = EGL_NO_SYNC;
-}
+void OwnedFence::reset() { transfer::destroy_fence(display_, &sync_); }
 
 void PackJob::run(EglContext& ctx) {
   PackResult& out = *result;
@@ -95,7 +93,7 @@ void PackJob::run(EglContext& ctx) {
     frame.texture = r.frame_tex;
   } else {
     if (!r.import_tex || r.import_id != image_id) {
-      if (r.import_tex) glDeleteTextures(1, &r.import_tex);
+      if (r.import_tex) gl_objects::delete_textures(1, &r.import_tex);
       r.import_tex = bind_dmabuf_image(ctx, image, *attrs, &out.error);
       r.import_id = r.import_tex ? image_id : 0;
       if (!r.import_tex) return;

@@ -9,6 +9,7 @@
 
 #include "render/dmabuf_formats.hpp"
 #include "render/egl_context.hpp"
+#include "render/gl_objects.hpp"
 
 namespace ferry {
 namespace {
@@ -32,7 +33,7 @@ bool external_only(EGLDisplay display, uint32_t format, uint64_t modifier) {
 
 DmabufImage::~DmabufImage() {
   auto destroy = reinterpret_cast<PFNEGLDESTROYIMAGEKHRPROC>(eglGetProcAddress("eglDestroyImageKHR"));
-  if (destroy) destroy(display_, image_);
+  if (destroy && destroy(display_, image_)) gl_objects::destroyed(gl_objects::Kind::egl_image);
 }
 
 std::string describe_dmabuf(const DmabufAttributes& a) {
@@ -106,10 +107,11 @@ std::unique_ptr<DmabufImage> create_dmabuf_image(EglContext& ctx, const DmabufBu
     *error = "eglCreateImageKHR refused " + describe_dmabuf(a) + buf;
     return nullptr;
   }
+  gl_objects::created(gl_objects::Kind::egl_image);
   auto img = std::make_unique<DmabufImage>(ctx.display(), image, id);
   GLuint probe = bind_dmabuf_image(ctx, img->image(), a, error);
   if (!probe) return nullptr;
-  glDeleteTextures(1, &probe);
+  gl_objects::delete_textures(1, &probe);
   return img;
 }
 
@@ -125,7 +127,7 @@ GLuint bind_dmabuf_image(EglContext& ctx, EGLImage image, const DmabufAttributes
   while (glGetError() != GL_NO_ERROR) {
   }
   GLuint tex = 0;
-  glGenTextures(1, &tex);
+  gl_objects::gen_textures(1, &tex);
   glBindTexture(GL_TEXTURE_2D, tex);
   glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_LINEAR);
   glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_LINEAR);
@@ -135,7 +137,7 @@ GLuint bind_dmabuf_image(EglContext& ctx, EGLImage image, const DmabufAttributes
   GLenum err = glGetError();
   glBindTexture(GL_TEXTURE_2D, 0);
   if (err != GL_NO_ERROR) {
-    glDeleteTextures(1, &tex);
+    gl_objects::delete_textures(1, &tex);
     char buf[64];
     std::snprintf(buf, sizeof buf, " as GL_TEXTURE_2D (GL error 0x%04x)", unsigned(err));
     *error = "cannot bind " + describe_dmabuf(attrs) + buf;

@@ -9,6 +9,7 @@
 
 #include "core/buffer.hpp"
 #include "render/egl_context.hpp"
+#include "render/gl_objects.hpp"
 #include "render/matrix.hpp"
 #include "util/log.hpp"
 
@@ -57,7 +58,7 @@ void SurfaceTexture::own(GLuint tex) {
   // The deleter runs on the main thread with the renderer's context current: where the
   // surface or the backend holding it lets go.
   storage_ = std::shared_ptr<const GLuint>(new GLuint(tex), [](const GLuint* t) {
-    glDeleteTextures(1, t);
+    gl_objects::delete_textures(1, t);
     delete t;
   });
 }
@@ -136,7 +137,7 @@ std::unique_ptr<Renderer> Renderer::create(EglContext& egl, int batch_rects, std
   glSamplerParameteri(r->nearest_sampler_, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
   glSamplerParameteri(r->nearest_sampler_, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
   glGenVertexArrays(1, &r->vao_);
-  glGenBuffers(1, &r->vbo_);
+  gl_objects::gen_buffers(1, &r->vbo_);
   glBindVertexArray(r->vao_);
   glBindBuffer(GL_ARRAY_BUFFER, r->vbo_);
   glBufferData(GL_ARRAY_BUFFER, GLsizeiptr(size_t(r->batch_rects_) * 12 * sizeof(float)), nullptr,
@@ -157,7 +158,7 @@ Renderer::~Renderer() {
   glDeleteProgram(blit_bg_prog_);
   glDeleteProgram(blit_opaque_bg_prog_);
   glDeleteSamplers(1, &nearest_sampler_);
-  glDeleteBuffers(1, &vbo_);
+  gl_objects::delete_buffers(1, &vbo_);
   glDeleteVertexArrays(1, &vao_);
 }
 
@@ -194,7 +195,7 @@ bool Renderer::upload_pixels(std::unique_ptr<SurfaceTexture>& tex, const uint8_t
       tex->drm_format_ != f->drm) {
     tex = std::unique_ptr<SurfaceTexture>(new SurfaceTexture());
     GLuint id = 0;
-    glGenTextures(1, &id);
+    gl_objects::gen_textures(1, &id);
     tex->own(id);
     glBindTexture(GL_TEXTURE_2D, tex->tex_);
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_LINEAR);
@@ -483,10 +484,10 @@ bool Renderer::read_pixels(const RenderTarget& target, const Rect& r, uint32_t d
 bool Renderer::ensure_offscreen(RenderTarget& target, GLuint& tex, int32_t w, int32_t h) {
   if (tex && target.width == w && target.height == h) return true;
   release_offscreen(target, tex);
-  glGenTextures(1, &tex);
+  gl_objects::gen_textures(1, &tex);
   glBindTexture(GL_TEXTURE_2D, tex);
   glTexStorage2D(GL_TEXTURE_2D, 1, GL_RGBA8, w, h);
-  glGenFramebuffers(1, &target.fbo);
+  gl_objects::gen_framebuffers(1, &target.fbo);
   glBindFramebuffer(GL_FRAMEBUFFER, target.fbo);
   glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, tex, 0);
   bool ok = glCheckFramebufferStatus(GL_FRAMEBUFFER) == GL_FRAMEBUFFER_COMPLETE;
@@ -500,8 +501,8 @@ bool Renderer::ensure_offscreen(RenderTarget& target, GLuint& tex, int32_t w, in
 
 void Renderer::release_offscreen(RenderTarget& target, GLuint& tex) {
   if (!tex) return;
-  glDeleteFramebuffers(1, &target.fbo);
-  glDeleteTextures(1, &tex);
+  gl_objects::delete_framebuffers(1, &target.fbo);
+  gl_objects::delete_textures(1, &tex);
   tex = 0;
   target = RenderTarget{};
 }

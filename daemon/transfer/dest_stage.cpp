@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "render/gl_objects.hpp"
 #include "transfer/tiles.hpp"
 
 namespace ferry::transfer {
@@ -20,8 +21,8 @@ std::unique_ptr<DestStage> DestStage::create(EglContext& ctx, int slots, std::st
   }
   std::unique_ptr<DestStage> d(new DestStage(ctx));
   d->uploads_.resize(size_t(std::max(slots, 3)));
-  for (auto& u : d->uploads_) glGenBuffers(1, &u.buffer);
-  glGenFramebuffers(1, &d->fbo_);
+  for (auto& u : d->uploads_) gl_objects::gen_buffers(1, &u.buffer);
+  gl_objects::gen_framebuffers(1, &d->fbo_);
   glGenVertexArrays(1, &d->vao_);
   return d;
 }
@@ -30,19 +31,19 @@ DestStage::~DestStage() {
   ctx_.make_current();
   for (auto& u : uploads_) {
     wait_fence(ctx_.display(), &u.fence, EGL_FOREVER);
-    glDeleteBuffers(1, &u.buffer);
+    gl_objects::delete_buffers(1, &u.buffer);
   }
-  if (last_fence_ != EGL_NO_SYNC) eglDestroySync(ctx_.display(), last_fence_);
-  for (auto& p : planes_) glDeleteTextures(1, &p.tex);
-  glDeleteTextures(1, &output_);
-  glDeleteFramebuffers(1, &fbo_);
+  destroy_fence(ctx_.display(), &last_fence_);
+  for (auto& p : planes_) gl_objects::delete_textures(1, &p.tex);
+  gl_objects::delete_textures(1, &output_);
+  gl_objects::delete_framebuffers(1, &fbo_);
   glDeleteVertexArrays(1, &vao_);
   programs_.clear();
 }
 
 bool DestStage::ensure_output(int32_t width, int32_t height) {
   if (output_ && width == width_ && height == height_) return true;
-  glDeleteTextures(1, &output_);
+  gl_objects::delete_textures(1, &output_);
   output_ = make_texture(GL_RGBA8, width, height);
   width_ = width;
   height_ = height;
@@ -52,7 +53,7 @@ bool DestStage::ensure_output(int32_t width, int32_t height) {
 GLuint DestStage::plane(size_t index, GLenum format, int32_t width, int32_t height) {
   PlaneTex& p = planes_[index];
   if (!p.tex || p.format != format || p.width != width || p.height != height) {
-    glDeleteTextures(1, &p.tex);
+    gl_objects::delete_textures(1, &p.tex);
     p = {make_texture(format, width, height), format, width, height};
   }
   return p.tex;
@@ -111,7 +112,7 @@ bool DestStage::consume(const Packet& p, YuvPlanes* fused, bool* fused_used, std
     return false;
   }
   up.fence = insert_fence(ctx_.display());
-  if (last_fence_ != EGL_NO_SYNC) eglDestroySync(ctx_.display(), last_fence_);
+  destroy_fence(ctx_.display(), &last_fence_);
   last_fence_ = insert_fence(ctx_.display());
   next_ = (next_ + 1) % uploads_.size();
   return true;

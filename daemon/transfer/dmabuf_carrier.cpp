@@ -3,6 +3,8 @@
 #include <GLES2/gl2ext.h>
 #include <fcntl.h>
 
+#include "render/gl_objects.hpp"
+
 namespace ferry::transfer {
 
 std::vector<EGLAttrib> dmabuf_image_attribs(const DmabufDesc& d, int fd, bool with_modifier) {
@@ -48,7 +50,8 @@ std::unique_ptr<DmabufImport> DmabufImport::create(EglContext& ctx, const Dmabuf
     *error = "eglCreateImage(dmabuf) refused the buffer: EGL error " + std::to_string(eglGetError());
     return nullptr;
   }
-  glGenTextures(1, &imp->texture_);
+  gl_objects::created(gl_objects::Kind::egl_image);
+  gl_objects::gen_textures(1, &imp->texture_);
   glBindTexture(GL_TEXTURE_2D, imp->texture_);
   target(GL_TEXTURE_2D, static_cast<GLeglImageOES>(imp->image_));
   if (glGetError() != GL_NO_ERROR) {
@@ -60,8 +63,9 @@ std::unique_ptr<DmabufImport> DmabufImport::create(EglContext& ctx, const Dmabuf
 
 DmabufImport::~DmabufImport() {
   ctx_.make_current();
-  if (texture_) glDeleteTextures(1, &texture_);
-  if (image_ != EGL_NO_IMAGE) eglDestroyImage(ctx_.display(), image_);
+  if (texture_) gl_objects::delete_textures(1, &texture_);
+  if (image_ != EGL_NO_IMAGE && eglDestroyImage(ctx_.display(), image_))
+    gl_objects::destroyed(gl_objects::Kind::egl_image);
 }
 
 }  // namespace ferry::transfer

@@ -1,6 +1,7 @@
 #include "transfer/gl_util.hpp"
 
 #include "render/egl_context.hpp"
+#include "render/gl_objects.hpp"
 
 namespace ferry::transfer {
 
@@ -58,6 +59,7 @@ void set_taps(GLuint prog, const char* taps, const char* first, const char* coun
 
 EGLSync insert_fence(EGLDisplay display) {
   EGLSync s = eglCreateSync(display, EGL_SYNC_FENCE, nullptr);
+  if (s != EGL_NO_SYNC) gl_objects::created(gl_objects::Kind::egl_sync);
   glFlush();  // the fence must reach the GPU queue before anyone waits on it
   return s;
 }
@@ -66,9 +68,14 @@ bool wait_fence(EGLDisplay display, EGLSync* fence, uint64_t timeout_ns) {
   if (*fence == EGL_NO_SYNC) return true;
   EGLint r = eglClientWaitSync(display, *fence, 0, timeout_ns);
   if (r == EGL_TIMEOUT_EXPIRED) return false;
-  eglDestroySync(display, *fence);
-  *fence = EGL_NO_SYNC;
+  destroy_fence(display, fence);
   return true;
+}
+
+void destroy_fence(EGLDisplay display, EGLSync* fence) {
+  if (*fence != EGL_NO_SYNC && eglDestroySync(display, *fence))
+    gl_objects::destroyed(gl_objects::Kind::egl_sync);
+  *fence = EGL_NO_SYNC;
 }
 
 GLuint make_texture(GLenum internal_format, int32_t width, int32_t height) {
@@ -76,7 +83,7 @@ GLuint make_texture(GLenum internal_format, int32_t width, int32_t height) {
   GLint bound = 0;
   glGetIntegerv(GL_TEXTURE_BINDING_2D, &bound);
   GLuint tex = 0;
-  glGenTextures(1, &tex);
+  gl_objects::gen_textures(1, &tex);
   glBindTexture(GL_TEXTURE_2D, tex);
   glTexStorage2D(GL_TEXTURE_2D, 1, internal_format, width, height);
   glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);

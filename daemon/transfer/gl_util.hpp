@@ -39,6 +39,8 @@ EGLSync insert_fence(EGLDisplay display);
 // Waits up to timeout_ns (0 = poll) and destroys the fence once signalled.
 // Returns true when signalled (or when 'fence' was EGL_NO_SYNC).
 bool wait_fence(EGLDisplay display, EGLSync* fence, uint64_t timeout_ns);
+// Destroys the fence unwaited (no-op for EGL_NO_SYNC) and sets it to EGL_NO_SYNC.
+void destroy_fence(EGLDisplay display, EGLSync* fence);
 
 // Immutable single-level texture, nearest sampling; leaves the current binding alone.
 GLuint make_texture(GLenum internal_format, int32_t width, int32_t height);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "render/gl_objects.hpp"
 #include "transfer/formats.hpp"
 #include "transfer/layout.hpp"
 #include "transfer/source_targets.hpp"
@@ -42,8 +43,8 @@ std::unique_ptr<SourceStage> SourceStage::create(EglContext& ctx, int slots, std
   }
   std::unique_ptr<SourceStage> s(new SourceStage(ctx));
   s->slots_.resize(size_t(std::max(slots, 3)));
-  for (auto& slot : s->slots_) glGenBuffers(1, &slot.buffer);
-  glGenFramebuffers(1, &s->fbo_);
+  for (auto& slot : s->slots_) gl_objects::gen_buffers(1, &slot.buffer);
+  gl_objects::gen_framebuffers(1, &s->fbo_);
   glGenVertexArrays(1, &s->vao_);
   s->t_ = std::make_unique<Targets>();
   return s;
@@ -53,11 +54,11 @@ SourceStage::~SourceStage() {
   ctx_.make_current();
   for (auto& slot : slots_) {
     wait_fence(ctx_.display(), &slot.fence, EGL_FOREVER);
-    glDeleteBuffers(1, &slot.buffer);
+    gl_objects::delete_buffers(1, &slot.buffer);
   }
   t_.reset();
   programs_.clear();
-  glDeleteFramebuffers(1, &fbo_);
+  gl_objects::delete_framebuffers(1, &fbo_);
   glDeleteVertexArrays(1, &vao_);
 }
 

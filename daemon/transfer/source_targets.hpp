@@ -3,6 +3,7 @@
 
 #include <iterator>
 
+#include "render/gl_objects.hpp"
 #include "transfer/source_stage.hpp"
 
 namespace ferry::transfer {
@@ -21,9 +22,9 @@ struct SourceStage::Targets {
   GLuint flags = 0, work = 0;  // tiles SSBOs
   ~Targets() {
     GLuint tex[] = {hpass, chroma8, chroma10, luma8, luma10, rgba, prev};
-    glDeleteTextures(GLsizei(std::size(tex)), tex);
+    gl_objects::delete_textures(GLsizei(std::size(tex)), tex);
     GLuint bufs[] = {flags, work};
-    glDeleteBuffers(2, bufs);
+    gl_objects::delete_buffers(2, bufs);
   }
 };
 

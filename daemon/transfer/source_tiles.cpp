@@ -1,6 +1,7 @@
 // Dirty-tile packing of SourceStage (split from source_stage.cpp by concern).
 #include <cstring>
 
+#include "render/gl_objects.hpp"
 #include "transfer/formats.hpp"
 #include "transfer/source_stage.hpp"
 #include "transfer/source_targets.hpp"
@@ -23,10 +24,10 @@ bool SourceStage::pack_tiles(const SourceFrame& f, const PackOptions& o, Slot& s
     if (!cur) return false;
   }
   if (!t_->flags) {
-    glGenBuffers(1, &t_->flags);
+    gl_objects::gen_buffers(1, &t_->flags);
     glBindBuffer(GL_SHADER_STORAGE_BUFFER, t_->flags);
     glBufferData(GL_SHADER_STORAGE_BUFFER, GLsizeiptr(n) * 4, nullptr, GL_DYNAMIC_DRAW);
-    glGenBuffers(1, &t_->work);
+    gl_objects::gen_buffers(1, &t_->work);
     glBindBuffer(GL_SHADER_STORAGE_BUFFER, t_->work);
     glBufferData(GL_SHADER_STORAGE_BUFFER, 32 + GLsizeiptr(n) * 8, nullptr, GL_DYNAMIC_DRAW);
   }

@@ -46,6 +46,8 @@ TEST_F(FerryctlTest, StatusShowsGpusOutputsAndSurfaces) {
                        "same GPU as display"),
             std::string::npos)
       << r.out;
+  EXPECT_NE(r.out.find("\nGL objects: Textures 12, EglImages 3, EglSyncs -1\n"), std::string::npos)
+      << r.out;
 }
 
 TEST_F(FerryctlTest, JsonIsMachineReadable) {
@@ -57,6 +59,9 @@ TEST_F(FerryctlTest, JsonIsMachineReadable) {
   EXPECT_NE(r.out.find("\"LinkWidth\":4,"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\"Title\":\"Game; \\\"quoted\\\"\""), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\"MBps\":1791.5,"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(",\"gl_objects\":{\"Textures\":12,\"EglImages\":3,\"EglSyncs\":-1}}"),
+            std::string::npos)
+      << r.out;
 
   r = ctl(ctl_env(), {"gpus", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;

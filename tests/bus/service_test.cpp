@@ -94,6 +94,13 @@ TEST_F(ServiceTest, PropertiesCarryTheModel) {
   EXPECT_DOUBLE_EQ(s.num("PackMs"), 1.25);
   EXPECT_DOUBLE_EQ(s.num("UnpackMs"), 0.5);
   EXPECT_DOUBLE_EQ(s.num("Fps"), 144);
+
+  // One record, int64 counts in the model's order (a negative count must survive).
+  ASSERT_EQ(snap.gl_objects.fields.size(), 3u);
+  EXPECT_EQ(snap.gl_objects.fields[0].first, "Textures");
+  EXPECT_EQ(std::get<int64_t>(snap.gl_objects.fields[0].second), 12);
+  EXPECT_EQ(snap.gl_objects.num("EglImages"), 3);
+  EXPECT_EQ(std::get<int64_t>(*snap.gl_objects.find("EglSyncs")), -1);
   sd_bus_error_free(&err);
 }
 

@@ -246,6 +246,10 @@ std::vector<bus::ClientInfo> FakeModel::clients() const {
           {4, 4343, "/usr/bin/foot", "foot", "", "0000:00:02.0"}};
 }
 
+std::vector<bus::GlObjectCount> FakeModel::gl_objects() const {
+  return {{"Textures", 12}, {"EglImages", 3}, {"EglSyncs", -1}};
+}
+
 std::vector<bus::SurfaceInfo> FakeModel::surfaces() const {
   std::lock_guard lock(mutex_);
   auto out = surfaces_;

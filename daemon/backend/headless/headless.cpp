@@ -9,6 +9,7 @@
 #include "core/surface.hpp"
 #include "presentation-time-protocol.h"
 #include "render/egl_context.hpp"
+#include "render/gl_objects.hpp"
 #include "render/renderer.hpp"
 #include "util/clock.hpp"
 #include "util/log.hpp"
@@ -81,7 +82,7 @@ class HeadlessBackend final : public OutputBackend {
       // Made when someone reads it (a capture), not for every frame.
       server_.egl().make_current();
       RenderTarget& t = front_direct_.target;
-      glGenFramebuffers(1, &t.fbo);
+      gl_objects::gen_framebuffers(1, &t.fbo);
       glBindFramebuffer(GL_FRAMEBUFFER, t.fbo);
       glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D,
                              front_direct_.texture, 0);
@@ -144,7 +145,7 @@ class HeadlessBackend final : public OutputBackend {
     int32_t width = 0, height = 0;
     RenderTarget target;  // made on the first read
     void release() {
-      if (target.fbo) glDeleteFramebuffers(1, &target.fbo);
+      if (target.fbo) gl_objects::delete_framebuffers(1, &target.fbo);
       target = RenderTarget{};
       hold.reset();
       buffer = BufferRef();

@@ -23,6 +23,7 @@
 #include "gpu/gpu.hpp"
 #include "presentation-time-protocol.h"
 #include "render/egl_context.hpp"
+#include "render/gl_objects.hpp"
 #include "sync/sync_file.hpp"
 #include "util/clock.hpp"
 #include "util/log.hpp"
@@ -333,10 +334,11 @@ bool KmsOutput::init(std::string* error) {
       *error = "eglCreateImageKHR(EGL_NATIVE_PIXMAP_KHR) failed for a GBM buffer";
       return false;
     }
-    glGenRenderbuffers(1, &s.rbo);
+    gl_objects::created(gl_objects::Kind::egl_image);
+    gl_objects::gen_renderbuffers(1, &s.rbo);
     glBindRenderbuffer(GL_RENDERBUFFER, s.rbo);
     egl.image_to_rbo(GL_RENDERBUFFER, s.image);
-    glGenFramebuffers(1, &s.target.fbo);
+    gl_objects::gen_framebuffers(1, &s.target.fbo);
     glBindFramebuffer(GL_FRAMEBUFFER, s.target.fbo);
     glFramebufferRenderbuffer(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_RENDERBUFFER, s.rbo);
     GLenum status = glCheckFramebufferStatus(GL_FRAMEBUFFER);
@@ -385,9 +387,10 @@ KmsOutput::~KmsOutput() {
   kms_.server_.renderer().release_offscreen(cursor_target_, cursor_tex_);
   for (Slot& s : slots_) {
     if (s.fb) drmModeRmFB(kms_.drm_fd(), s.fb);
-    if (s.target.fbo) glDeleteFramebuffers(1, &s.target.fbo);
-    if (s.rbo) glDeleteRenderbuffers(1, &s.rbo);
-    if (s.image != EGL_NO_IMAGE_KHR) egl.destroy_image(kms_.server_.egl().display(), s.image);
+    if (s.target.fbo) gl_objects::delete_framebuffers(1, &s.target.fbo);
+    if (s.rbo) gl_objects::delete_renderbuffers(1, &s.rbo);
+    if (s.image != EGL_NO_IMAGE_KHR && egl.destroy_image(kms_.server_.egl().display(), s.image))
+      gl_objects::destroyed(gl_objects::Kind::egl_image);
     if (s.bo) gbm_bo_destroy(s.bo);
   }
   if (mode_blob_) drmModeDestroyPropertyBlob(kms_.drm_fd(), mode_blob_);
@@ -501,7 +504,10 @@ void KmsOutput::queue(Frame frame, std::vector<kms::PropertyValue> props, bool r
       EGLSyncKHR sync = egl.create_sync(dpy, EGL_SYNC_NATIVE_FENCE_ANDROID, nullptr);
       glFlush();
       int fd = sync != EGL_NO_SYNC_KHR ? egl.dup_fence_fd(dpy, sync) : -1;
-      if (sync != EGL_NO_SYNC_KHR) egl.destroy_sync(dpy, sync);
+      if (sync != EGL_NO_SYNC_KHR) {
+        gl_objects::created(gl_objects::Kind::egl_sync);
+        if (egl.destroy_sync(dpy, sync)) gl_objects::destroyed(gl_objects::Kind::egl_sync);
+      }
       if (fd >= 0) {
         frame.render_fence = UniqueFd(fcntl(fd, F_DUPFD_CLOEXEC, 0));
         req.fences.push_back({primary_->id, primary_->props.get("IN_FENCE_FD"), UniqueFd(fd)});
@@ -512,14 +518,16 @@ void KmsOutput::queue(Frame frame, std::vector<kms::PropertyValue> props, bool r
       // No native fences (llvmpipe/kms_swrast): the display thread waits on the CPU.
       EGLSyncKHR sync = egl.create_sync(dpy, EGL_SYNC_FENCE_KHR, nullptr);
       glFlush();
-      if (sync != EGL_NO_SYNC_KHR)
+      if (sync != EGL_NO_SYNC_KHR) {
+        gl_objects::created(gl_objects::Kind::egl_sync);
         req.cpu_wait = [dpy, sync, wait = egl.client_wait, destroy = egl.destroy_sync] {
           EGLint r = wait(dpy, sync, EGL_SYNC_FLUSH_COMMANDS_BIT_KHR, EGL_FOREVER_KHR);
-          destroy(dpy, sync);
+          if (destroy(dpy, sync)) gl_objects::destroyed(gl_objects::Kind::egl_sync);
           return r == EGL_CONDITION_SATISFIED_KHR;
         };
-      else
+      } else {
         glFinish();
+      }
     } else {
       glFinish();
     }

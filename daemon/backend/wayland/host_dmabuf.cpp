@@ -16,6 +16,7 @@
 #include "linux-dmabuf-unstable-v1-client-protocol.h"
 #include "core/dmabuf_buffer.hpp"
 #include "render/egl_context.hpp"
+#include "render/gl_objects.hpp"
 #include "render/renderer.hpp"
 #include "util/unique_fd.hpp"
 
@@ -157,10 +158,11 @@ std::unique_ptr<HostDmabuf> HostDmabuf::create(EglContext& egl, gbm_device* gbm,
     *error = "eglCreateImageKHR(EGL_NATIVE_PIXMAP_KHR) failed for a GBM buffer";
     return nullptr;
   }
-  glGenRenderbuffers(1, &b->rbo_);
+  gl_objects::created(gl_objects::Kind::egl_image);
+  gl_objects::gen_renderbuffers(1, &b->rbo_);
   glBindRenderbuffer(GL_RENDERBUFFER, b->rbo_);
   image_to_rbo(GL_RENDERBUFFER, b->image_);
-  glGenFramebuffers(1, &b->target_.fbo);
+  gl_objects::gen_framebuffers(1, &b->target_.fbo);
   glBindFramebuffer(GL_FRAMEBUFFER, b->target_.fbo);
   glFramebufferRenderbuffer(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_RENDERBUFFER, b->rbo_);
   GLenum status = glCheckFramebufferStatus(GL_FRAMEBUFFER);
@@ -209,12 +211,13 @@ HostDmabuf::~HostDmabuf() {
   if (params_) zwp_linux_buffer_params_v1_destroy(params_);
   if (buffer_) wl_buffer_destroy(buffer_);
   egl_.make_current();
-  if (target_.fbo) glDeleteFramebuffers(1, &target_.fbo);
-  if (rbo_) glDeleteRenderbuffers(1, &rbo_);
+  if (target_.fbo) gl_objects::delete_framebuffers(1, &target_.fbo);
+  if (rbo_) gl_objects::delete_renderbuffers(1, &rbo_);
   if (image_ != EGL_NO_IMAGE_KHR) {
     auto destroy_image =
         reinterpret_cast<PFNEGLDESTROYIMAGEKHRPROC>(eglGetProcAddress("eglDestroyImageKHR"));
-    if (destroy_image) destroy_image(egl_.display(), image_);
+    if (destroy_image && destroy_image(egl_.display(), image_))
+      gl_objects::destroyed(gl_objects::Kind::egl_image);
   }
   if (bo_) gbm_bo_destroy(bo_);
 }

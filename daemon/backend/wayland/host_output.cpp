@@ -7,6 +7,7 @@
 #include "backend/wayland/host.hpp"
 #include "backend/wayland/host_globals.hpp"
 #include "render/egl_context.hpp"
+#include "render/gl_objects.hpp"
 #include "render/renderer.hpp"
 #include "util/clock.hpp"
 #include "util/log.hpp"
@@ -128,19 +129,19 @@ HostOutput::~HostOutput() {
   dmabufs_.clear();
   host_.flush();
   host_.server().egl().make_current();
-  if (target_.fbo) glDeleteFramebuffers(1, &target_.fbo);
-  if (tex_) glDeleteTextures(1, &tex_);
+  if (target_.fbo) gl_objects::delete_framebuffers(1, &target_.fbo);
+  if (tex_) gl_objects::delete_textures(1, &tex_);
 }
 
 void HostOutput::ensure_target() {
   int32_t w = output_.fb_width(), h = output_.fb_height();
   if (tex_ && target_.width == w && target_.height == h) return;
   host_.server().egl().make_current();
-  if (tex_) glDeleteTextures(1, &tex_);
-  glGenTextures(1, &tex_);
+  if (tex_) gl_objects::delete_textures(1, &tex_);
+  gl_objects::gen_textures(1, &tex_);
   glBindTexture(GL_TEXTURE_2D, tex_);
   glTexStorage2D(GL_TEXTURE_2D, 1, GL_RGBA8, w, h);
-  if (!target_.fbo) glGenFramebuffers(1, &target_.fbo);
+  if (!target_.fbo) gl_objects::gen_framebuffers(1, &target_.fbo);
   glBindFramebuffer(GL_FRAMEBUFFER, target_.fbo);
   glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, tex_, 0);
   glBindFramebuffer(GL_FRAMEBUFFER, 0);

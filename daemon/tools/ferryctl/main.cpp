@@ -153,7 +153,7 @@ int show(sd_bus* bus, const Args& a) {
     sec.clients = sec.surfaces = true;
     text = format_clients(snap) + format_surfaces(snap);
   } else {
-    sec.gpus = sec.outputs = sec.clients = sec.surfaces = true;
+    sec.gpus = sec.outputs = sec.clients = sec.surfaces = sec.gl_objects = true;
     text = format_status(snap);
   }
   if (a.json) text = format_json(snap, sec) + "\n";
@@ -231,7 +231,7 @@ int monitor(sd_bus* bus, const Args& a) {
     }
     std::string out;
     if (a.json) {
-      out = format_json(snap, {true, true, true, true}) + "\n";
+      out = format_json(snap, {true, true, true, true, true}) + "\n";
     } else {
       time_t t = time(nullptr);
       char clock[16];

@@ -46,17 +46,18 @@ std::string link(const Record& g) {
   return s;
 }
 
+std::string json_record(const Record& r) {
+  std::string out = "{";
+  for (size_t k = 0; k < r.fields.size(); ++k) {
+    if (k) out += ",";
+    out += bus::json_quote(r.fields[k].first) + ":" + bus::to_json(r.fields[k].second);
+  }
+  return out + "}";
+}
+
 std::string json_list(const std::vector<Record>& list) {
   std::string out = "[";
-  for (size_t i = 0; i < list.size(); ++i) {
-    if (i) out += ",";
-    out += "{";
-    for (size_t k = 0; k < list[i].fields.size(); ++k) {
-      if (k) out += ",";
-      out += bus::json_quote(list[i].fields[k].first) + ":" + bus::to_json(list[i].fields[k].second);
-    }
-    out += "}";
-  }
+  for (size_t i = 0; i < list.size(); ++i) out += (i ? "," : "") + json_record(list[i]);
   return out + "]";
 }
 
@@ -125,9 +126,18 @@ std::string format_surfaces(const Snapshot& s) {
   return out;
 }
 
+std::string format_gl_objects(const Snapshot& s) {
+  if (s.gl_objects.fields.empty()) return "";  // a ferryd without the property
+  std::string out = "GL objects:";
+  for (size_t k = 0; k < s.gl_objects.fields.size(); ++k)
+    out += std::string(k ? ", " : " ") + s.gl_objects.fields[k].first + " " +
+           bus::to_text(s.gl_objects.fields[k].second);
+  return out + "\n";
+}
+
 std::string format_status(const Snapshot& s) {
   return "ferryd " + or_dash(s.version) + "\n" + format_gpus(s) + format_outputs(s) +
-         format_surfaces(s);
+         format_surfaces(s) + format_gl_objects(s);
 }
 
 std::string format_json(const Snapshot& s, const Sections& sections) {
@@ -136,6 +146,7 @@ std::string format_json(const Snapshot& s, const Sections& sections) {
   if (sections.outputs) out += ",\"outputs\":" + json_list(s.outputs);
   if (sections.clients) out += ",\"clients\":" + json_list(s.clients);
   if (sections.surfaces) out += ",\"surfaces\":" + json_list(s.surfaces);
+  if (sections.gl_objects) out += ",\"gl_objects\":" + json_record(s.gl_objects);
   return out + "}";
 }
 

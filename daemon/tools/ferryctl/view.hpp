@@ -8,14 +8,17 @@
 namespace ferry::ctl {
 
 struct Sections {
-  bool gpus = false, outputs = false, clients = false, surfaces = false;
+  bool gpus = false, outputs = false, clients = false, surfaces = false, gl_objects = false;
 };
 
 std::string format_gpus(const bus::Snapshot& s);
 std::string format_outputs(const bus::Snapshot& s);
 std::string format_clients(const bus::Snapshot& s);
 std::string format_surfaces(const bus::Snapshot& s);
-// Version line, GPUs, outputs and surfaces: what `ferryctl status` and `monitor` show.
+// "GL objects: Textures N, ..." (GlObjects); empty when ferryd did not send it.
+std::string format_gl_objects(const bus::Snapshot& s);
+// Version line, GPUs, outputs, surfaces and GL objects: what `ferryctl status` and
+// `monitor` show.
 std::string format_status(const bus::Snapshot& s);
 // One JSON object (single line) with "version" and the chosen sections.
 std::string format_json(const bus::Snapshot& s, const Sections& sections);
