@@ -69,6 +69,12 @@ void CommitGate::commit(SurfaceState& pending) {
   release_ready();
 }
 
+bool CommitGate::holds_buffer() const {
+  for (const auto& e : queue_)
+    if ((e->state.committed & SurfaceState::kBuffer) && e->state.buffer) return true;
+  return false;
+}
+
 bool CommitGate::wait_for_acquire(Entry& entry, const SyncPoints& points, Buffer* buffer) {
   Entry* raw = &entry;
   auto done = [this, raw](int status) {

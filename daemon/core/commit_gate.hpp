@@ -67,6 +67,9 @@ class CommitGate {
 
   // Commits waiting in the queue.
   size_t held() const { return queue_.size(); }
+  // Whether a held commit attaches a buffer: the client has mapped the surface as far as
+  // the protocol is concerned, although the screen does not show it yet.
+  bool holds_buffer() const;
   // Commits that had to wait for a fence, over the gate's life (statistics, tests).
   uint64_t held_total() const { return held_total_; }
 

@@ -74,7 +74,7 @@ class LayerSurface final : public SurfaceRole, public PopupParent {
   wl_resource* resource() const override { return resource_; }
 
   // Null once the wl_surface is gone.
-  Surface* surface() const { return surface_; }
+  Surface* surface() const override { return surface_; }
   const std::string& name_space() const { return namespace_; }
   // For ferryctl and D-Bus: "layer_surface:LAYER:NAMESPACE" (LAYER: background, bottom,
   // top, overlay).

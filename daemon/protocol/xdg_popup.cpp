@@ -5,6 +5,7 @@
 
 #include "core/output.hpp"
 #include "core/seat.hpp"
+#include "core/commit_gate.hpp"
 #include "core/server.hpp"
 #include "protocol/wl_seat.hpp"
 #include "protocol/xdg_shell.hpp"
@@ -210,8 +211,12 @@ bool XdgPopup::pre_commit(bool will_have_buffer) {
     return false;
   }
   // "The parent of an xdg_popup must be mapped (see the xdg_surface description) before
-  // the xdg_popup itself." Checked when this commit would map the popup.
-  if (will_have_buffer && !mapped() && !parent_->mapped()) {
+  // the xdg_popup itself." Checked when this commit would map the popup. A parent whose
+  // mapping commit still waits in its commit gate (an acquire fence, an offload pack) was
+  // mapped first as far as the client is concerned.
+  Surface* parent_surface = parent_->surface();
+  const bool parent_queued = parent_surface && parent_surface->gate().holds_buffer();
+  if (will_have_buffer && !mapped() && !parent_->mapped() && !parent_queued) {
     wl_resource_post_error(err ? err : resource_, XDG_WM_BASE_ERROR_INVALID_POPUP_PARENT,
                            "xdg_popup mapped before its parent (xdg_surface@%u) was mapped",
                            parent_->resource() ? wl_resource_get_id(parent_->resource()) : 0u);

@@ -127,6 +127,8 @@ class PopupParent {
   // The parent's view (its position is the popups' origin); null when it has none.
   virtual View* view() const = 0;
   virtual bool mapped() const = 0;
+  // The parent's wl_surface (null once it is gone).
+  virtual Surface* surface() const = 0;
   // Window geometry in surface-local coordinates (popup positions are relative to it).
   virtual const Rect& geometry() const = 0;
   // The xdg_popup this parent is, if it is one (grab nesting rules).
@@ -164,7 +166,7 @@ class XdgSurface final : public SurfaceRole, public PopupParent {
   wl_resource* resource() const override { return resource_; }
   XdgWire wire() const { return wire_; }
   // Null once the wl_surface is destroyed.
-  Surface* surface() const { return surface_; }
+  Surface* surface() const override { return surface_; }
   // Null once the xdg_wm_base is gone (client teardown).
   XdgWmBase* wm_base() const { return wm_; }
   void forget_wm_base() { wm_ = nullptr; }
