@@ -109,7 +109,7 @@ void Cursor::set_pointer_devices(int count) {
 }
 
 Rect Cursor::box() const {
-  int32_t px = int32_t(std::floor(x_)), py = int32_t(std::floor(y_));
+  int32_t px = sat_floor_i32(x_), py = sat_floor_i32(y_);
   if (pointer_devices_ == 0) return {};
   switch (mode_) {
     case Mode::hidden:
@@ -149,7 +149,7 @@ void Cursor::changed(bool image) {
   Rect b = box();
   Output* under = nullptr;
   for (auto& o : server_.outputs()) {
-    if (!under && o->layout_box().contains(int32_t(std::floor(x_)), int32_t(std::floor(y_))))
+    if (!under && o->layout_box().contains(sat_floor_i32(x_), sat_floor_i32(y_)))
       under = o.get();
     o->cursor_changed(b, image);
   }

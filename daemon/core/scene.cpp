@@ -6,6 +6,7 @@
 #include "core/output.hpp"
 #include "core/server.hpp"
 #include "core/surface.hpp"
+#include "util/sat_math.hpp"
 
 namespace ferry {
 
@@ -119,7 +120,7 @@ Surface* Scene::surface_at(double x, double y, double* sx, double* sy) const {
   std::vector<SceneItem> items = collect();
   for (auto it = items.rbegin(); it != items.rend(); ++it) {
     double lx = x - it->box.x, ly = y - it->box.y;
-    int32_t ix = int32_t(std::floor(lx)), iy = int32_t(std::floor(ly));
+    int32_t ix = sat_floor_i32(lx), iy = sat_floor_i32(ly);
     if (!Rect{0, 0, it->box.width, it->box.height}.contains(ix, iy)) continue;
     if (!it->surface->input_region().contains(ix, iy)) continue;
     *sx = lx;
@@ -205,7 +206,7 @@ void Scene::surface_committed(Surface& s, const Rect& old_box, bool old_visible)
 }
 
 bool Scene::SurfaceCommitted::may_change_at(double x, double y) const {
-  const int32_t px = int32_t(std::floor(x)), py = int32_t(std::floor(y));
+  const int32_t px = sat_floor_i32(x), py = sat_floor_i32(y);
   if (old_visible && old_box.contains(px, py)) return true;
   if (visible && box.contains(px, py)) return true;
   return !surface->children_below().empty() || !surface->children_above().empty();

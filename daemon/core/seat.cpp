@@ -15,6 +15,7 @@
 #include "input/layout_clamp.hpp"
 #include "util/clock.hpp"
 #include "util/log.hpp"
+#include "util/sat_math.hpp"
 #include "relative-pointer-unstable-v1-protocol.h"
 
 namespace ferry {
@@ -322,7 +323,7 @@ void Seat::pointer_button(uint32_t time_ms, uint32_t button, bool pressed) {
 void Seat::pointer_axis(uint32_t time_ms, bool horizontal, double value) {
   // 15 surface units per wheel detent (libinput's convention).
   pointer_scroll(time_ms, horizontal, value, ScrollSource::wheel,
-                 int32_t(std::lround(value / 15.0 * 120)));
+                 sat_trunc_i32(std::round(value / 15.0 * 120)));
 }
 
 void Seat::pointer_scroll(uint32_t time_ms, bool horizontal, double value, ScrollSource source,
@@ -397,8 +398,8 @@ void Seat::update_constraint() {
     // An active one stays active (the pointer cannot leave its region); a new one needs
     // the pointer inside its region.
     if (c && (c == active_constraint_ ||
-              (!c->defunct() && c->effective_region().contains(int32_t(std::floor(focus_sx_)),
-                                                               int32_t(std::floor(focus_sy_))))))
+              (!c->defunct() && c->effective_region().contains(sat_floor_i32(focus_sx_),
+                                                               sat_floor_i32(focus_sy_)))))
       want = c;
   }
   if (want == active_constraint_) return;
@@ -414,7 +415,7 @@ void Seat::confine(double* x, double* y) const {
   if (!server_.scene().surface_origin(active_constraint_->surface(), &ox, &oy)) return;
   Region region = active_constraint_->effective_region();
   double sx = *x - ox, sy = *y - oy;
-  if (region.contains(int32_t(std::floor(sx)), int32_t(std::floor(sy)))) return;
+  if (region.contains(sat_floor_i32(sx), sat_floor_i32(sy))) return;
   // The nearest point of the region, on whole pixels at its right/bottom edges (the last
   // pixel's origin, as Mir does and wlcs checks).
   constexpr double kStep = 1.0;

@@ -1,4 +1,5 @@
 #include "util/region.hpp"
+#include "util/sat_math.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -105,9 +106,9 @@ void Region::translate(int32_t dx, int32_t dy) { pixman_region32_translate(&r_, 
 Region Region::scaled(double f) const {
   Region out;
   for (const Rect& r : rects()) {
-    int32_t x1 = int32_t(std::floor(r.x * f)), y1 = int32_t(std::floor(r.y * f));
-    int32_t x2 = int32_t(std::ceil(r.right() * f)), y2 = int32_t(std::ceil(r.bottom() * f));
-    out.add({x1, y1, x2 - x1, y2 - y1});
+    int32_t x1 = sat_floor_i32(r.x * f), y1 = sat_floor_i32(r.y * f);
+    int32_t x2 = sat_ceil_i32(r.right() * f), y2 = sat_ceil_i32(r.bottom() * f);
+    out.add({x1, y1, sat_sub(x2, x1), sat_sub(y2, y1)});
   }
   return out;
 }

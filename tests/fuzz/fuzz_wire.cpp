@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "core/seat.hpp"
 #include "core/server.hpp"
 #include "util/log.hpp"
 #include "wire_client.hpp"
@@ -72,6 +73,10 @@ class Fuzzer {
 
   void run(const uint8_t* data, size_t size) {
     Reader in{data, size};
+    // Inputs share one server; the pointer is the state they most often inherit (a virtual
+    // pointer moves it). Each input starts with it at the output's centre, so that a crash
+    // replays from its own input alone.
+    server_->seat().pointer_motion_absolute(0, 32, 24);
     client_ = connect();
     if (!client_) fail("cannot create a client");
     client_->send_get_registry();

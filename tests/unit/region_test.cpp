@@ -1,8 +1,10 @@
 #include <gtest/gtest.h>
 
 #include <climits>
+#include <cmath>
 
 #include "util/region.hpp"
+#include "util/sat_math.hpp"
 
 using namespace ferry;
 
@@ -35,6 +37,28 @@ TEST(Region, EdgesAndIntersectionsSaturateAtTheInt32Limits) {
   Rect far{INT32_MAX - 10, 0, INT32_MAX, 5};
   EXPECT_EQ(far.right(), INT32_MAX);
   EXPECT_EQ(far.intersect(Rect{INT32_MAX - 20, 0, 15, 5}), (Rect{INT32_MAX - 10, 0, 5, 5}));
+}
+
+// Doubles derived from client coordinates (the pointer relative to a window placed near
+// INT32_MIN, fuzz-wire on CI; a scaled region) clamp on the way back to int32 instead of
+// being undefined; NaN maps to 0.
+TEST(SatMath, DoublesOutsideInt32Clamp) {
+  EXPECT_EQ(sat_floor_i32(32.0 - double(INT32_MIN)), INT32_MAX);
+  EXPECT_EQ(sat_floor_i32(-1e300), INT32_MIN);
+  EXPECT_EQ(sat_ceil_i32(1e300), INT32_MAX);
+  EXPECT_EQ(sat_floor_i32(-0.5), -1);
+  EXPECT_EQ(sat_ceil_i32(-0.5), 0);
+  EXPECT_EQ(sat_floor_i32(double(INT32_MAX) - 0.5), INT32_MAX - 1);
+  EXPECT_EQ(sat_trunc_i32(std::nan("")), 0);
+}
+
+TEST(Region, ScalingPastTheInt32LimitsSaturates) {
+  Region r(Rect{INT32_MAX - 10, INT32_MIN + 10, 5, 5});
+  EXPECT_TRUE(r.scaled(2.0).empty());  // wholly past the edge: nothing left to show
+  Region edge = Region(Rect{INT32_MAX / 2 - 10, 0, 20, 1}).scaled(2.0);
+  EXPECT_EQ(edge.extents(), (Rect{INT32_MAX - 21, 0, 21, 2}));  // clipped at INT32_MAX
+  Region ok = Region(Rect{10, 20, 3, 4}).scaled(1.5);
+  EXPECT_EQ(ok.extents(), (Rect{15, 30, 5, 6}));
 }
 
 // Damage (limits::kMaxDamageRects): exact up to the bound, its bounding box past it.

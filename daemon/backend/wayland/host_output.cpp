@@ -11,6 +11,7 @@
 #include "render/renderer.hpp"
 #include "util/clock.hpp"
 #include "util/log.hpp"
+#include "util/sat_math.hpp"
 
 namespace ferry {
 namespace {
@@ -341,7 +342,8 @@ void HostOutput::feedback_presented(int64_t ts_ns, uint32_t refresh_ns, uint64_t
   if (clock != CLOCK_MONOTONIC) ts_ns += now_ns() - clock_ns(clock);
   flags_ = flags;
   if (refresh_ns > 0) {
-    int32_t mhz = int32_t(std::lround(1e12 / double(refresh_ns)));
+    // A host may report any refresh; a period under 1 µs would overflow the mHz.
+    int32_t mhz = sat_trunc_i32(std::round(1e12 / double(refresh_ns)));
     if (mhz != output_.mode().refresh_mhz) {
       log_info("wayland backend: host refresh of %s is %.3f Hz", output_.name().c_str(), mhz / 1000.0);
       OutputMode m = output_.mode();
