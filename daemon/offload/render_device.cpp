@@ -20,7 +20,7 @@ std::unique_ptr<RenderDevice> RenderDevice::open(const std::string& spec, EglCon
   std::unique_ptr<RenderDevice> d(new RenderDevice(display));
   d->name_ = spec;
   if (spec == "surfaceless") {
-    d->egl_ = EglContext::create_surfaceless(error);
+    d->egl_ = EglContext::create_software_device(error);
     if (!d->egl_) {
       *error = "render device surfaceless: " + *error;
       return nullptr;

@@ -4,9 +4,10 @@
 // engine's source stages run there.
 //
 // Which device: `--render-device` or `[gpu] render_device` — a DRM node path (GBM platform
-// on that node), or "surfaceless" (Mesa's surfaceless platform: a second context on the
-// software rasterizer stands in for a dGPU on machines without one, e.g. CI). Nothing
-// configured: no render device, every surface stays local.
+// on that node), or "surfaceless" (Mesa's software EGLDevice: a llvmpipe screen of its
+// own, apart from the display's, stands in for a dGPU on machines without one, e.g. CI;
+// sharing the display's surfaceless screen crashed inside llvmpipe, docs/reliability.md).
+// Nothing configured: no render device, every surface stays local.
 //
 // Thread rule: main thread only. Its context is current only inside a Scope; the scope
 // makes the display device's (the renderer's) context current again when it ends, so code

@@ -48,6 +48,35 @@ std::unique_ptr<EglContext> EglContext::create_surfaceless(std::string* error) {
   return ctx;
 }
 
+std::unique_ptr<EglContext> EglContext::create_software_device(std::string* error) {
+  const char* client_exts = eglQueryString(EGL_NO_DISPLAY, EGL_EXTENSIONS);
+  if (!client_exts || !ext_in(client_exts, "EGL_EXT_platform_device") ||
+      !ext_in(client_exts, "EGL_EXT_device_enumeration")) {
+    *error = "EGL client extensions EGL_EXT_platform_device and EGL_EXT_device_enumeration "
+             "are needed for a software device";
+    return nullptr;
+  }
+  auto query_devices =
+      reinterpret_cast<PFNEGLQUERYDEVICESEXTPROC>(eglGetProcAddress("eglQueryDevicesEXT"));
+  auto device_string = reinterpret_cast<PFNEGLQUERYDEVICESTRINGEXTPROC>(
+      eglGetProcAddress("eglQueryDeviceStringEXT"));
+  EGLDeviceEXT devices[16];
+  EGLint count = 0;
+  if (!query_devices || !device_string || !query_devices(16, devices, &count)) {
+    *error = "eglQueryDevicesEXT failed";
+    return nullptr;
+  }
+  for (EGLint i = 0; i < count; ++i) {
+    const char* exts = device_string(devices[i], EGL_EXTENSIONS);
+    if (!exts || !ext_in(exts, "EGL_MESA_device_software")) continue;
+    std::unique_ptr<EglContext> ctx(new EglContext());
+    if (!ctx->init(EGL_PLATFORM_DEVICE_EXT, devices[i], error)) return nullptr;
+    return ctx;
+  }
+  *error = "EGL lists no software device (EGL_MESA_device_software)";
+  return nullptr;
+}
+
 std::unique_ptr<EglContext> EglContext::create_gbm(gbm_device* gbm, std::string* error) {
   std::unique_ptr<EglContext> ctx(new EglContext());
   const char* client_exts = eglQueryString(EGL_NO_DISPLAY, EGL_EXTENSIONS);

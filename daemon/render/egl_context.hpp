@@ -36,6 +36,11 @@ class EglContext {
   // Surfaceless Mesa display (EGL_PLATFORM_SURFACELESS_MESA). Fails with a message
   // naming the missing extension.
   static std::unique_ptr<EglContext> create_surfaceless(std::string* error);
+  // Mesa's software EGLDevice (EGL_EXT_platform_device, EGL_MESA_device_software): a
+  // display, and so a llvmpipe screen, of its own, apart from the surfaceless one. The
+  // surfaceless render device (a second GPU stood in for by software) uses it, as a real
+  // second GPU would have its own. Fails with a message naming what is missing.
+  static std::unique_ptr<EglContext> create_software_device(std::string* error);
   // Display on a GBM device (KMS backend). The gbm_device outlives the context.
   static std::unique_ptr<EglContext> create_gbm(gbm_device* gbm, std::string* error);
   // A second context on 'parent's display sharing its objects (textures, buffers,
