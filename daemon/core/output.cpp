@@ -14,6 +14,7 @@
 #include "render/renderer.hpp"
 #include "util/clock.hpp"
 #include "util/log.hpp"
+#include "util/sat_math.hpp"
 
 namespace ferry {
 
@@ -345,7 +346,8 @@ bool Output::place_cursor() {
   // untransformed outputs.
   if (here && !(capture_wanted_ && capture_cursor_) &&
       (scale_ == 1 || backend_->cursor_plane_scales()) && transform_ == Transform::normal)
-    plane = backend_->show_cursor(&item, item.box.x - out.x, item.box.y - out.y, c.image_serial());
+    plane = backend_->show_cursor(&item, sat_sub(item.box.x, out.x), sat_sub(item.box.y, out.y),
+                                  c.image_serial());
   else
     backend_->show_cursor(nullptr, 0, 0, 0);
   Rect composed = here && !plane ? item.box : Rect{};

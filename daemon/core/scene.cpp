@@ -17,8 +17,8 @@ View::~View() {
   scene_.remove(this);
 }
 
-int32_t View::x() const { return parent_ ? parent_->x() + x_ : x_; }
-int32_t View::y() const { return parent_ ? parent_->y() + y_ : y_; }
+int32_t View::x() const { return parent_ ? sat_add(parent_->x(), x_) : x_; }
+int32_t View::y() const { return parent_ ? sat_add(parent_->y(), y_) : y_; }
 
 void View::set_position(int32_t x, int32_t y) {
   if (x == x_ && y == y_) return;
@@ -97,10 +97,10 @@ void Scene::collect_tree(Surface& s, int32_t x, int32_t y, std::vector<SceneItem
   // A subsurface without a buffer is unmapped, and so is everything it parents (wl_subsurface).
   if (s.as_subsurface() && !s.has_content()) return;
   for (Subsurface* sub : s.children_below())
-    collect_tree(sub->surface(), x + sub->x(), y + sub->y(), out);
+    collect_tree(sub->surface(), sat_add(x, sub->x()), sat_add(y, sub->y()), out);
   if (s.has_content()) out.push_back({&s, Rect{x, y, s.width(), s.height()}});
   for (Subsurface* sub : s.children_above())
-    collect_tree(sub->surface(), x + sub->x(), y + sub->y(), out);
+    collect_tree(sub->surface(), sat_add(x, sub->x()), sat_add(y, sub->y()), out);
 }
 
 void Scene::collect_view(const View& v, std::vector<SceneItem>& out) const {

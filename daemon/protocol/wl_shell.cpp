@@ -131,7 +131,8 @@ class ShellSurface final : public SurfaceRole {
       int32_t ox = 0, oy = 0;
       server_.scene().surface_origin(*parent, &ox, &oy);
       view_->set_parent(parent_view_);
-      view_->set_position(ox - parent_view_->x() + x, oy - parent_view_->y() + y);
+      view_->set_position(sat_add(sat_sub(ox, parent_view_->x()), x),
+                          sat_add(sat_sub(oy, parent_view_->y()), y));
       parent_unmapped_.connect(&server_.scene().on_view_unmapped);
     } else {
       view_->set_parent(nullptr);

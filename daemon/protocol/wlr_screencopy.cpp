@@ -15,6 +15,7 @@
 #include "render/renderer.hpp"
 #include "util/listener.hpp"
 #include "util/log.hpp"
+#include "util/sat_math.hpp"
 #include "wlr-screencopy-unstable-v1-protocol.h"
 
 namespace ferry {
@@ -172,7 +173,8 @@ void capture(wl_client* client, wl_resource* manager, uint32_t id, int32_t overl
   if (out) {
     Rect box = out->layout_box();
     Region want(box);
-    if (region) want = Region(Rect{box.x + region->x, box.y + region->y, region->width, region->height});
+    if (region) want = Region(Rect{sat_add(box.x, region->x), sat_add(box.y, region->y), region->width,
+                                     region->height});
     want.intersect(box);
     fb = Renderer::layout_to_framebuffer(want, box, out->scale(), out->transform()).extents();
   }

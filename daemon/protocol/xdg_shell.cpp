@@ -11,6 +11,7 @@
 #include "protocol/globals.hpp"
 #include "protocol/inert_resource.hpp"
 #include "util/log.hpp"
+#include "util/sat_math.hpp"
 #include "xdg-shell-protocol.h"
 #include "xdg-shell-unstable-v6-protocol.h"
 
@@ -660,7 +661,7 @@ void XdgSurface::update_geometry() {
       for (auto* list : {&s.children_below(), &s.children_above()})
         for (Subsurface* sub : *list) {
           Surface& c = sub->surface();
-          int32_t cx = x + sub->x(), cy = y + sub->y();
+          int32_t cx = sat_add(x, sub->x()), cy = sat_add(y, sub->y());
           if (c.has_content()) r.add(Rect{cx, cy, c.width(), c.height()});
           add(r, c, cx, cy);
         }

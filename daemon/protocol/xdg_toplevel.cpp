@@ -409,7 +409,7 @@ void XdgToplevel::update_view_position() {
     }
   }
   const Rect& g = xdg_->geometry();
-  view_->set_position(wx_ - g.x, wy_ - g.y);
+  view_->set_position(sat_sub(wx_, g.x), sat_sub(wy_, g.y));
 }
 
 void XdgToplevel::post_commit() {
