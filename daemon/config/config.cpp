@@ -217,6 +217,19 @@ class Reader {
       else unknown(k, " in [compat] (known: unconfigured_buffer)");
     }
   }
+  void limits(const toml::table& t, Config& cfg) const {
+    for (auto&& [k, v] : t) {
+      if (k == "max_requests_per_second") {
+        if (!v.is_integer()) fail(v.source(), "'max_requests_per_second' must be an integer");
+        const int64_t n = v.as_integer()->get();
+        if (n < 0 || n > 100000000)
+          fail(v.source(), "'max_requests_per_second' must be between 0 (no limit) and 100000000");
+        cfg.max_requests_per_second = uint32_t(n);
+      } else {
+        unknown(k, " in [limits] (known: max_requests_per_second)");
+      }
+    }
+  }
   Rule rule(const toml::table& t) const {
     Rule r;
     r.where = pos(t.source());
@@ -251,6 +264,7 @@ class Reader {
       else if (k == "transfer") transfer(table(v, "transfer"), cfg);
       else if (k == "xwayland") xwayland(table(v, "xwayland"), cfg);
       else if (k == "compat") compat(table(v, "compat"), cfg);
+      else if (k == "limits") limits(table(v, "limits"), cfg);
       else if (k == "input") {
         std::string why;
         if (!parse_input(v, path_, &cfg.input, &why)) throw Failure{why};
@@ -258,7 +272,7 @@ class Reader {
         if (!v.is_array_of_tables()) fail(v.source(), "'rule' must be written as [[rule]] tables");
         for (const auto& e : *v.as_array()) cfg.rules.push_back(rule(*e.as_table()));
       } else {
-        unknown(k, " (known tables: general, headless, output, gpu, transfer, input, xwayland, compat, rule)");
+        unknown(k, " (known tables: general, headless, output, gpu, transfer, input, xwayland, compat, limits, rule)");
       }
     }
     return cfg;

@@ -93,6 +93,8 @@ struct Config {
   bool xwayland_lazy = true;     // start Xwayland on the first X11 connection, not at start-up
   // [compat]: protocol leniency for old clients, strict by default.
   UnconfiguredBuffer unconfigured_buffer = UnconfiguredBuffer::error;
+  // [limits]: requests per second one client may send (core/limits.hpp); 0: no limit.
+  uint32_t max_requests_per_second = 200000;
   // [[rule]], in file order.
   std::vector<Rule> rules;
   // [input], [input.keyboard], [input.pointer], [[input.device]] (config/input_config.hpp).

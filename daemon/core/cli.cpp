@@ -28,6 +28,7 @@
 #include "core/backend_choice.hpp"
 #include "core/control.hpp"
 #include "core/live_input.hpp"
+#include "core/request_rate.hpp"
 #include "core/seat.hpp"
 #include "core/surface.hpp"
 #include "gpu/doctor.hpp"
@@ -581,7 +582,9 @@ int run_daemon(const CliOptions& cli) {
 
   ServerControl control(server, &watcher, gpus);
   // Rules decide which clients are offloaded: their dmabuf feedback may name another device.
+  server.request_rate().set_limit(cfg->max_requests_per_second);
   *after_reload = [&server, previous, &cli] {
+    server.request_rate().set_limit(previous->max_requests_per_second);
     // [output] frame scheduling applies from each output's next frame.
     for (auto& o : server.outputs()) o->set_frame_schedule(frame_schedule_of(*previous, cli));
     wl_client* client = nullptr;

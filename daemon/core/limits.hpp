@@ -39,6 +39,14 @@ inline constexpr size_t kMaxMimeTypeBytes = 255;
 // Protocol objects (ids in use) per client, of every interface.
 inline constexpr uint32_t kMaxObjectsPerClient = 65536;
 
+// Request rate ([limits] max_requests_per_second, default below; request_rate.hpp): a
+// client above it in kRateStrikes consecutive whole seconds is ended. Busy real clients
+// send thousands per second (a toolkit's damage, commits and frame requests at 144 Hz); a
+// client in a loop sends requests as fast as ferryd reads them, which costs ferryd a core
+// for as long as it goes on.
+inline constexpr uint32_t kDefaultMaxRequestsPerSecond = 200000;
+inline constexpr int kRateStrikes = 3;
+
 // Ends 'client' with wl_display.error no_memory and a message naming the limit it passed.
 void post_limit_error(wl_client* client, const char* format, ...)
     __attribute__((format(printf, 2, 3)));

@@ -16,9 +16,11 @@
 #include "backend/kms/kms_backend.hpp"
 #include "backend/wayland/host.hpp"
 #include "config/runtime.hpp"
+#include "core/client_objects.hpp"
+#include "core/limits.hpp"
+#include "core/request_rate.hpp"
 #include "core/seat.hpp"
 #include "core/surface.hpp"
-#include "core/client_objects.hpp"
 #include "protocol/globals.hpp"
 #include "render/egl_context.hpp"
 #include "render/renderer.hpp"
@@ -33,12 +35,15 @@ Server::Server(ServerOptions options) : options_(std::move(options)) {
   wl_signal_init(&on_output_removed);
   loop_ = wl_display_get_event_loop(display_);
   object_limit_ = std::make_unique<ClientObjectLimit>(display_);
+  request_rate_ = std::make_unique<RequestRate>(display_);
+  request_rate_->set_limit(limits::kDefaultMaxRequestsPerSecond);
 }
 
 Server::~Server() {
   // Clients first (their resources reference our objects), then outputs and the GL state.
   wl_display_destroy_clients(display_);
   object_limit_.reset();
+  request_rate_.reset();
   outputs_.clear();
   seat_.reset();
   globals_.clear();

@@ -27,6 +27,7 @@ class EglContext;
 class KmsBackend;
 class WaylandHost;
 class ClientObjectLimit;
+class RequestRate;
 class Renderer;
 class Seat;
 class Surface;
@@ -73,6 +74,8 @@ class Server {
   Renderer& renderer() { return *renderer_; }
   EglContext& egl() { return *egl_; }
   Seat& seat() { return *seat_; }
+  // Requests per second per client ([limits] max_requests_per_second).
+  RequestRate& request_rate() { return *request_rate_; }
   // The display device, for main-thread ioctls that do not commit (syncobjs, PRIME import,
   // framebuffers). -1 when ferryd runs without a DRM device (headless on EGL surfaceless).
   int drm_fd() const { return drm_fd_; }
@@ -178,6 +181,7 @@ class Server {
   std::unordered_map<wl_client*, uint32_t> surface_counts_;
   std::unordered_map<wl_client*, uint32_t> frame_callback_counts_;
   std::unique_ptr<ClientObjectLimit> object_limit_;  // before the display goes
+  std::unique_ptr<RequestRate> request_rate_;         // the same
   std::unique_ptr<EglContext> egl_;
   std::unique_ptr<Renderer> renderer_;
   std::unique_ptr<Seat> seat_;

@@ -130,6 +130,12 @@ TEST(ConfigParse, OutputTable) {
             "render_margin_ms)");
 }
 
+TEST(ConfigParse, LimitsTable) {
+  EXPECT_EQ(parse_ok("").max_requests_per_second, 200000u);
+  EXPECT_EQ(parse_ok("[limits]\nmax_requests_per_second = 5000\n").max_requests_per_second, 5000u);
+  EXPECT_EQ(parse_ok("[limits]\nmax_requests_per_second = 0\n").max_requests_per_second, 0u);
+}
+
 TEST(ConfigParse, EnumNamesRoundTrip) {
   // The transfer mode is transfer/mode.hpp's vocabulary; config parses the same names.
   for (auto v : {TransferMode::automatic, TransferMode::rgb, TransferMode::nv12, TransferMode::p010,
@@ -252,7 +258,13 @@ TEST(ConfigErrors, ExactPositions) {
             "test.toml:1:11: 'general' must be a table, not an integer");
   EXPECT_EQ(parse_error("[colours]\n"),
             "test.toml:1:2: unknown key 'colours' (known tables: general, headless, output, gpu, "
-            "transfer, input, xwayland, compat, rule)");
+            "transfer, input, xwayland, compat, limits, rule)");
+  EXPECT_EQ(parse_error("[limits]\nmax_requests_per_second = -1\n"),
+            "test.toml:2:27: 'max_requests_per_second' must be between 0 (no limit) and 100000000");
+  EXPECT_EQ(parse_error("[limits]\nmax_requests_per_second = 1.5\n"),
+            "test.toml:2:27: 'max_requests_per_second' must be an integer");
+  EXPECT_EQ(parse_error("[limits]\nrate = 5\n"),
+            "test.toml:2:1: unknown key 'rate' in [limits] (known: max_requests_per_second)");
   EXPECT_EQ(parse_error("[xwayland]\nenabled = \"yes\"\n"),
             "test.toml:2:11: 'enabled' must be true or false, not a string");
   EXPECT_EQ(parse_error("[xwayland]\nlasy = true\n"),

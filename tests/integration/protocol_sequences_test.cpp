@@ -279,7 +279,8 @@ int flood_until_others_get_frames(const std::function<bool()>& batch, FrameCount
 }
 
 // Message rate: a client that sends wl_display.sync as fast as it can, reading the replies,
-// is served (it breaks no rule), and the others still get their frames meanwhile.
+// is served (it breaks no rule; the request-rate limit ends it only after 3 s above the
+// limit, limits_test.cpp), and the others still get their frames meanwhile.
 TEST_F(HostileSequence, SyncFloodWhileReadingLeavesOthersTheirFrames) {
   RawWire w(ferryd_->socket_path());
   ASSERT_TRUE(w.ok());
