@@ -9,9 +9,18 @@ void FrameScheduler::record_compose(int64_t ns) {
   if (ns < 0) ns = 0;
   window_.push_back(ns);
   if (window_.size() > kWindow) window_.pop_front();
+  // A slow frame raises the peak at once (to at most kPeakCap times the percentile, so one
+  // outlier such as a shader compile cannot hold the deadline a period early for long);
+  // the peak then halves in about kWindow frames.
+  const int64_t cap = kPeakCap * percentile_ns();
+  peak_ = std::max(std::min(ns, cap), peak_ - peak_ / kPeakDecayDivisor);
 }
 
 int64_t FrameScheduler::predicted_compose_ns() const {
+  return window_.empty() ? 0 : std::max(percentile_ns(), peak_);
+}
+
+int64_t FrameScheduler::percentile_ns() const {
   if (window_.empty()) return 0;
   std::vector<int64_t> sorted(window_.begin(), window_.end());
   // Nearest rank: the smallest value with at least kPercentile % of the samples <= it.

@@ -3,8 +3,12 @@
 //   next vblank - predicted compose time - margin,
 // so that a commit arriving just before that deadline is still shown at that vblank, and
 // the frame is not composed a whole period early (when it would miss every commit made
-// during the wait). Work that arrives after that deadline is composed at once. The prediction is a high percentile (p95) of the compose times measured
-// over the last frames, so one slow frame does not move it but a sustained slowdown does.
+// during the wait). Work that arrives after that deadline is composed at once. The
+// prediction is the larger of a high percentile (p95) of the compose times measured over the
+// last frames and a decaying peak: a slow frame raises the peak at once (to at most
+// kPeakCap times the percentile), and it halves in about kWindow frames. Slow composes come
+// in runs when clients take the CPU (the soak, docs/reliability.md): after one, the next
+// frames start earlier; a sustained slowdown moves the percentile itself.
 // The next vblank is predicted from the last presented timestamp plus whole periods.
 //
 // Pure logic: every time is an input (CLOCK_MONOTONIC ns); nothing here reads a clock, so
@@ -26,6 +30,8 @@ class FrameScheduler {
  public:
   static constexpr size_t kWindow = 60;    // compose times kept
   static constexpr int kPercentile = 95;   // of the window, as the prediction
+  static constexpr int64_t kPeakDecayDivisor = 87;  // peak loses 1/87 per frame: half in 60
+  static constexpr int64_t kPeakCap = 4;            // the peak is at most 4 x the percentile
 
   explicit FrameScheduler(FrameScheduleConfig config = {}) : config_(config) {}
   void set_config(const FrameScheduleConfig& config) { config_ = config; }
@@ -34,8 +40,10 @@ class FrameScheduler {
   // One measured compose time: from the start of the repaint to the frame being complete
   // (CPU work and GPU completion).
   void record_compose(int64_t ns);
-  // The kPercentile-th percentile of the window (nearest rank); 0 while it is empty.
+  // The larger of the kPercentile-th percentile of the window (nearest rank) and the
+  // decaying peak; 0 while the window is empty.
   int64_t predicted_compose_ns() const;
+  int64_t percentile_ns() const;
   size_t samples() const { return window_.size(); }
 
   // A vblank happened at 'timestamp_ns' with counter 'seq'.
@@ -63,6 +71,7 @@ class FrameScheduler {
  private:
   FrameScheduleConfig config_;
   std::deque<int64_t> window_;
+  int64_t peak_ = 0;  // the longest compose, decaying by half every kWindow frames
   int64_t last_vblank_ns_ = 0;
   uint64_t last_seq_ = 0;
   bool have_vblank_ = false;

@@ -1,5 +1,5 @@
 // Layer 1: FrameScheduler (core/frame_schedule.*) with made-up times: the compose deadline,
-// the percentile prediction, which vblank a commit makes, misses, and the switch off.
+// the percentile and peak prediction, which vblank a commit makes, misses, and the switch off.
 #include <gtest/gtest.h>
 
 #include "core/frame_schedule.hpp"
@@ -51,34 +51,47 @@ TEST(FrameSchedule, CommitBeforeDeadlineWaitsForItAfterItComposesAtOnce) {
   EXPECT_EQ(later.start_ns, 1000 * kMs + 6 * kPeriod - 4 * kMs);
 }
 
-TEST(FrameSchedule, PredictionIsAPercentileNotTheMean) {
+TEST(FrameSchedule, OneSlowFrameRaisesACappedPeakThatHalvesInAWindow) {
   FrameScheduler s = with_samples(2 * kMs, 59);
-  s.record_compose(200 * kMs);  // one very slow frame
-  EXPECT_EQ(s.predicted_compose_ns(), 2 * kMs);
-  // The mean (5.3 ms) would have moved the deadline; the percentile does not.
+  s.record_compose(200 * kMs);  // one very slow frame (a shader compile)
+  EXPECT_EQ(s.percentile_ns(), 2 * kMs);  // the percentile does not move
+  // The peak does, capped at 4 x the percentile: the next deadline is 8 ms + margin early.
+  EXPECT_EQ(s.predicted_compose_ns(), 8 * kMs);
   s.presented(1000 * kMs, 1);
-  EXPECT_EQ(s.plan(1001 * kMs, kPeriod).start_ns, 1000 * kMs + kPeriod - 3 * kMs);
+  EXPECT_EQ(s.plan(1001 * kMs, kPeriod).start_ns, 1000 * kMs + kPeriod - 9 * kMs);
+  // A window of ordinary frames later it has about halved (8 x (86/87)^60 = 3.99 ms) ...
+  for (size_t i = 0; i < FrameScheduler::kWindow; ++i) s.record_compose(2 * kMs);
+  EXPECT_NEAR(double(s.predicted_compose_ns()), 3.99 * kMs, 0.01 * kMs);
+  // ... and once it has decayed below the percentile, the percentile is the prediction.
+  for (size_t i = 0; i < 2 * FrameScheduler::kWindow; ++i) s.record_compose(2 * kMs);
+  EXPECT_EQ(s.predicted_compose_ns(), 2 * kMs);
 }
 
 TEST(FrameSchedule, SustainedSlowdownMovesThePrediction) {
   FrameScheduler s = with_samples(2 * kMs, 60);
   for (int i = 0; i < 10; ++i) s.record_compose(6 * kMs);
+  EXPECT_EQ(s.percentile_ns(), 6 * kMs);
   EXPECT_EQ(s.predicted_compose_ns(), 6 * kMs);
   s.presented(1000 * kMs, 1);
   EXPECT_EQ(s.plan(1001 * kMs, kPeriod).start_ns, 1000 * kMs + kPeriod - 7 * kMs);
-  // And back: once the window holds fast frames only, the prediction drops again.
+  // And back: once the window holds fast frames only, the percentile drops at once and
+  // the peak follows within a few windows.
   for (size_t i = 0; i < FrameScheduler::kWindow; ++i) s.record_compose(1 * kMs);
+  EXPECT_EQ(s.percentile_ns(), 1 * kMs);
+  EXPECT_GT(s.predicted_compose_ns(), 2 * kMs);
+  for (size_t i = 0; i < 5 * FrameScheduler::kWindow; ++i) s.record_compose(1 * kMs);
   EXPECT_EQ(s.predicted_compose_ns(), 1 * kMs);
 }
 
 TEST(FrameSchedule, PercentileOfAMixedWindow) {
   FrameScheduler s;
   for (int i = 1; i <= 60; ++i) s.record_compose(i * kMs);  // 1..60 ms
-  EXPECT_EQ(s.predicted_compose_ns(), 57 * kMs);            // nearest rank 57 of 60
+  EXPECT_EQ(s.percentile_ns(), 57 * kMs);                   // nearest rank 57 of 60
   EXPECT_EQ(s.samples(), 60u);
   s.record_compose(100 * kMs);  // the oldest (1 ms) leaves the window: 2..60, 100
   EXPECT_EQ(s.samples(), 60u);
-  EXPECT_EQ(s.predicted_compose_ns(), 58 * kMs);
+  EXPECT_EQ(s.percentile_ns(), 58 * kMs);
+  EXPECT_EQ(s.predicted_compose_ns(), 100 * kMs);  // the peak (under 4 x 58 ms)
 }
 
 TEST(FrameSchedule, ComposeLongerThanAPeriodStartsAtOnce) {
