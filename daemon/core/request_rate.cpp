@@ -74,7 +74,6 @@ void RequestRate::count(wl_client* client) {
   if (++c->count != limit_ + 1) return;
   if (++c->strikes < limits::kRateStrikes) return;
   c->ended = true;
-  ++ended_;
   pid_t pid = 0;
   wl_client_get_credentials(client, &pid, nullptr, nullptr);
   log_warn("client pid %d: more than %u requests per second for %d seconds in a row: ending it",

@@ -21,8 +21,6 @@ class RequestRate {
   // Requests per second a client may send; 0: no limit. Applies from the next request.
   void set_limit(uint32_t per_second) { limit_ = per_second; }
   uint32_t limit() const { return limit_; }
-  // Clients ended for their rate since start.
-  uint64_t clients_ended() const { return ended_; }
 
  private:
   struct Client {
@@ -39,7 +37,6 @@ class RequestRate {
 
   wl_protocol_logger* logger_ = nullptr;
   uint32_t limit_ = 0;
-  uint64_t ended_ = 0;
   std::unordered_map<wl_client*, Client*> clients_;
   wl_client* last_client_ = nullptr;  // the last lookup, for runs of one client's requests
   Client* last_ = nullptr;
