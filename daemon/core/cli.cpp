@@ -334,7 +334,8 @@ void print_stats(Server& server, double seconds) {
         "%s %dx%d@%.2f: composed %llu, presented %llu, dropped %llu, no-op flips %llu, "
         "direct scanout %llu (from carrier %llu), overlay %llu, cursor plane %llu, "
         "cursor drawn %llu, "
-        "damage rects %llu in %llu passes, compose predicted %.2f ms (last %.2f ms), late %llu",
+        "damage rects %llu in %llu passes, compose predicted %.2f ms (last %.2f ms), "
+        "direct predicted %.2f ms, late %llu",
         o->name().c_str(), o->mode().width, o->mode().height, o->mode().refresh_mhz / 1000.0,
         (unsigned long long)s.frames_composed, (unsigned long long)s.frames_presented,
         (unsigned long long)s.frames_dropped, (unsigned long long)s.noop_flips,
@@ -343,7 +344,7 @@ void print_stats(Server& server, double seconds) {
         (unsigned long long)s.cursor_plane_frames, (unsigned long long)s.cursor_composed_frames,
         (unsigned long long)s.rects_drawn, (unsigned long long)s.render_passes,
         double(s.predicted_compose_ns) / 1e6, double(s.last_compose_ns) / 1e6,
-        (unsigned long long)s.frames_late);
+        double(s.predicted_direct_ns) / 1e6, (unsigned long long)s.frames_late);
     if (seconds > 0)
       std::printf(", %.1f presented/s", double(s.frames_presented) / seconds);
     std::printf("\n");

@@ -5,29 +5,33 @@
 
 namespace ferry {
 
-void FrameScheduler::record_compose(int64_t ns) {
+void FrameScheduler::History::record(int64_t ns) {
   if (ns < 0) ns = 0;
-  window_.push_back(ns);
-  if (window_.size() > kWindow) window_.pop_front();
+  window.push_back(ns);
+  if (window.size() > kWindow) window.pop_front();
   // A slow frame raises the peak at once (to at most kPeakCap times the percentile, so one
   // outlier such as a shader compile cannot hold the deadline a period early for long);
   // the peak then halves in about kWindow frames.
-  const int64_t cap = kPeakCap * percentile_ns();
-  peak_ = std::max(std::min(ns, cap), peak_ - peak_ / kPeakDecayDivisor);
+  const int64_t cap = kPeakCap * percentile();
+  peak = std::max(std::min(ns, cap), peak - peak / kPeakDecayDivisor);
 }
 
-int64_t FrameScheduler::predicted_compose_ns() const {
-  return window_.empty() ? 0 : std::max(percentile_ns(), peak_);
+int64_t FrameScheduler::History::predicted() const {
+  return window.empty() ? 0 : std::max(percentile(), peak);
 }
 
-int64_t FrameScheduler::percentile_ns() const {
-  if (window_.empty()) return 0;
-  std::vector<int64_t> sorted(window_.begin(), window_.end());
+int64_t FrameScheduler::History::percentile() const {
+  if (window.empty()) return 0;
+  std::vector<int64_t> sorted(window.begin(), window.end());
   // Nearest rank: the smallest value with at least kPercentile % of the samples <= it.
   size_t rank = (sorted.size() * kPercentile + 99) / 100;
   size_t idx = std::max<size_t>(rank, 1) - 1;
   std::nth_element(sorted.begin(), sorted.begin() + ptrdiff_t(idx), sorted.end());
   return sorted[idx];
+}
+
+const FrameScheduler::History& FrameScheduler::basis(FrameKind kind) const {
+  return kind == FrameKind::direct && direct_.window.empty() ? composed_ : history(kind);
 }
 
 void FrameScheduler::presented(int64_t timestamp_ns, uint64_t seq) {
@@ -36,12 +40,14 @@ void FrameScheduler::presented(int64_t timestamp_ns, uint64_t seq) {
   have_vblank_ = true;
 }
 
-FrameScheduler::Plan FrameScheduler::plan(int64_t now_ns, int64_t period_ns) const {
+FrameScheduler::Plan FrameScheduler::plan(int64_t now_ns, int64_t period_ns,
+                                          FrameKind expect) const {
   Plan p;
   p.start_ns = now_ns;
   if (!have_vblank_ || period_ns <= 0) return p;
   int64_t lead = 0;
-  if (config_.enabled && !window_.empty()) lead = predicted_compose_ns() + config_.margin_ns;
+  const History& h = basis(expect);
+  if (config_.enabled && !h.window.empty()) lead = h.predicted() + config_.margin_ns;
   // The next vblank: the smallest k >= 1 with last + k * period > now.
   int64_t since = now_ns - last_vblank_ns_;
   int64_t k = since < 0 ? 1 : since / period_ns + 1;

@@ -9,6 +9,11 @@
 // kPeakCap times the percentile), and it halves in about kWindow frames. Slow composes come
 // in runs when clients take the CPU (the soak, docs/reliability.md): after one, the next
 // frames start earlier; a sustained slowdown moves the percentile itself.
+// Composed and direct frames (a client buffer shown as it is: nothing drawn) are measured
+// apart: a direct frame costs a scene walk and a hand-over, a composed one a draw over the
+// damage, and one prediction for both would be wrong for either. The output plans with the
+// kind of its last frame (a full-screen game stays direct frame after frame); a direct
+// frame with no direct history yet is planned as a composed one.
 // The next vblank is predicted from the last presented timestamp plus whole periods.
 //
 // Pure logic: every time is an input (CLOCK_MONOTONIC ns); nothing here reads a clock, so
@@ -26,6 +31,8 @@ struct FrameScheduleConfig {
   int64_t margin_ns = 1'000'000;  // slack added to the predicted compose time
 };
 
+enum class FrameKind { composed, direct };
+
 class FrameScheduler {
  public:
   static constexpr size_t kWindow = 60;    // compose times kept
@@ -37,14 +44,21 @@ class FrameScheduler {
   void set_config(const FrameScheduleConfig& config) { config_ = config; }
   const FrameScheduleConfig& config() const { return config_; }
 
-  // One measured compose time: from the start of the repaint to the frame being complete
-  // (CPU work and GPU completion).
-  void record_compose(int64_t ns);
-  // The larger of the kPercentile-th percentile of the window (nearest rank) and the
-  // decaying peak; 0 while the window is empty.
-  int64_t predicted_compose_ns() const;
-  int64_t percentile_ns() const;
-  size_t samples() const { return window_.size(); }
+  // One measured frame time: from the start of the repaint to the frame being complete
+  // (CPU work and GPU completion; for KMS, committed to the kernel).
+  void record(FrameKind kind, int64_t ns) { history(kind).record(ns); }
+  void record_compose(int64_t ns) { record(FrameKind::composed, ns); }
+  // The larger of the kPercentile-th percentile of the kind's window (nearest rank) and its
+  // decaying peak; 0 while the window is empty. A direct frame with no direct samples yet
+  // is predicted as a composed one.
+  int64_t predicted_ns(FrameKind kind) const { return basis(kind).predicted(); }
+  int64_t predicted_compose_ns() const { return composed_.predicted(); }
+  int64_t percentile_ns(FrameKind kind = FrameKind::composed) const {
+    return history(kind).percentile();
+  }
+  size_t samples(FrameKind kind = FrameKind::composed) const {
+    return history(kind).window.size();
+  }
 
   // A vblank happened at 'timestamp_ns' with counter 'seq'.
   void presented(int64_t timestamp_ns, uint64_t seq);
@@ -60,18 +74,34 @@ class FrameScheduler {
   // (or lead is a period or more), start = now, planned for the first vblank >= now + lead:
   // waiting for the next deadline would hold the frame a whole period, composing at once
   // shows it at V whenever it is faster than predicted. Disabled, before the first vblank
-  // or before the first measurement: start = now, V = the next vblank.
-  Plan plan(int64_t now_ns, int64_t period_ns) const;
+  // or before the first measurement: start = now, V = the next vblank. 'expect' is the kind
+  // of frame the repaint is expected to make (whose prediction is the lead).
+  Plan plan(int64_t now_ns, int64_t period_ns, FrameKind expect = FrameKind::composed) const;
 
-  // A composed frame planned for 'planned_seq' was shown at 'shown_seq': counts a miss when
-  // it came later than planned.
+  // A frame planned for 'planned_seq' was shown at 'shown_seq': counts a miss when it came
+  // later than planned.
   void frame_shown(uint64_t planned_seq, uint64_t shown_seq);
   uint64_t misses() const { return misses_; }
 
  private:
+  // The measured times of one kind of frame.
+  struct History {
+    std::deque<int64_t> window;
+    int64_t peak = 0;  // the longest frame, decaying by half every kWindow frames
+    void record(int64_t ns);
+    int64_t percentile() const;
+    int64_t predicted() const;
+  };
+  History& history(FrameKind k) { return k == FrameKind::direct ? direct_ : composed_; }
+  const History& history(FrameKind k) const {
+    return k == FrameKind::direct ? direct_ : composed_;
+  }
+  // What a frame of this kind is predicted from: its own history, or for a direct frame
+  // with none yet, the composed one.
+  const History& basis(FrameKind k) const;
+
   FrameScheduleConfig config_;
-  std::deque<int64_t> window_;
-  int64_t peak_ = 0;  // the longest compose, decaying by half every kWindow frames
+  History composed_, direct_;
   int64_t last_vblank_ns_ = 0;
   uint64_t last_seq_ = 0;
   bool have_vblank_ = false;

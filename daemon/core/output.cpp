@@ -190,7 +190,7 @@ void Output::arm_repaint() {
   if (repaint_armed_ || frame_in_flight_ || !backend_) return;
   repaint_armed_ = true;
   int64_t now = now_ns();
-  plan_ = scheduler_.plan(now, mode_.period_ns());
+  plan_ = scheduler_.plan(now, mode_.period_ns(), last_kind_);
   if (plan_.start_ns > now) {
     itimerspec its{};
     its.it_value = ns_to_timespec(plan_.start_ns);
@@ -225,7 +225,7 @@ void Output::repaint() {
   repaint_armed_ = false;
   idle_ = nullptr;
   if (frame_in_flight_) return;
-  in_flight_composed_ = false;
+  in_flight_timed_ = false;
 
   bool waiting = frame_wanted_;
   for (Surface* s : server_.surfaces()) {
@@ -255,6 +255,7 @@ void Output::repaint() {
     history_.clear();  // composed targets no longer hold the previous frame
     frame_in_flight_ = true;
     in_flight_has_content_ = true;
+    start_timing(FrameKind::direct, start_ns);
     return;
   }
   if (content) {
@@ -297,18 +298,23 @@ void Output::repaint() {
     capture_wanted_ = false;
     capture_cursor_ = false;
     backend_->submit(true);
-    in_flight_composed_ = true;
-    // From the planned start: a timer that fired late cost that time too.
-    in_flight_start_ns_ = std::min(start_ns, plan_.start_ns);
-    in_flight_start_delay_ns_ = start_ns - plan_.start_ns;
-    in_flight_cpu_end_ns_ = now_ns();
-    in_flight_planned_seq_ = plan_.vblank_seq;
+    start_timing(FrameKind::composed, start_ns);
     wl_signal_emit_mutable(&on_frame, this);
   } else {
     backend_->submit(false);
   }
   frame_in_flight_ = true;
   in_flight_has_content_ = content;
+}
+
+void Output::start_timing(FrameKind kind, int64_t start_ns) {
+  in_flight_timed_ = true;
+  in_flight_kind_ = kind;
+  // From the planned start: a timer that fired late cost that time too.
+  in_flight_start_ns_ = std::min(start_ns, plan_.start_ns);
+  in_flight_start_delay_ns_ = start_ns - plan_.start_ns;
+  in_flight_cpu_end_ns_ = now_ns();
+  in_flight_planned_seq_ = plan_.vblank_seq;
 }
 
 void Output::collect_items(FrameInput& frame, Surface* overlay, bool cursor,
@@ -491,21 +497,27 @@ void Output::presented(int64_t timestamp_ns, uint64_t seq, bool new_content) {
   else
     stats_.noop_flips++;
   scheduler_.presented(timestamp_ns, seq);
-  if (new_content && in_flight_composed_) {
+  if (new_content && in_flight_timed_) {
+    const bool direct = in_flight_kind_ == FrameKind::direct;
     int64_t done = std::max(in_flight_cpu_end_ns_, backend_ ? backend_->render_done_ns() : 0);
-    stats_.last_compose_ns = done - in_flight_start_ns_;
-    scheduler_.record_compose(stats_.last_compose_ns);
+    int64_t took = done - in_flight_start_ns_;
+    if (!direct) stats_.last_compose_ns = took;
+    scheduler_.record(in_flight_kind_, took);
     if (in_flight_planned_seq_ != 0 && seq > in_flight_planned_seq_)
-      log_debug("output %s: frame for vblank %llu shown at %llu: started %.2f ms after its "
-                "planned start, composed in %.2f ms (from the planned start), predicted %.2f ms",
-                name_.c_str(), (unsigned long long)in_flight_planned_seq_, (unsigned long long)seq,
-                double(in_flight_start_delay_ns_) / 1e6, double(stats_.last_compose_ns) / 1e6,
-                double(scheduler_.predicted_compose_ns()) / 1e6);
+      log_debug("output %s: %s frame for vblank %llu shown at %llu: started %.2f ms after its "
+                "planned start, ready in %.2f ms (from the planned start), predicted %.2f ms",
+                name_.c_str(), direct ? "direct" : "composed",
+                (unsigned long long)in_flight_planned_seq_, (unsigned long long)seq,
+                double(in_flight_start_delay_ns_) / 1e6, double(took) / 1e6,
+                double(scheduler_.predicted_ns(in_flight_kind_)) / 1e6);
     scheduler_.frame_shown(in_flight_planned_seq_, seq);
+    last_kind_ = in_flight_kind_;
     stats_.frames_late = scheduler_.misses();
     stats_.predicted_compose_ns = scheduler_.predicted_compose_ns();
+    if (scheduler_.samples(FrameKind::direct) > 0)
+      stats_.predicted_direct_ns = scheduler_.predicted_ns(FrameKind::direct);
   }
-  in_flight_composed_ = false;
+  in_flight_timed_ = false;
 
   uint32_t ms = uint32_t(timestamp_ns / 1'000'000);
   for (wl_resource* cb : in_flight_callbacks_.take()) {

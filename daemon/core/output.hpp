@@ -109,9 +109,10 @@ struct OutputStats {
   uint64_t direct_scanout = 0;    // frames shown from a client buffer without composition
   uint64_t carrier_scanout = 0;   // of those: from an offloaded frame's dmabuf carrier
   uint64_t overlay_frames = 0;    // composed frames with a client buffer on an overlay plane
-  uint64_t frames_late = 0;       // composed frames shown after the vblank they were planned for
+  uint64_t frames_late = 0;       // frames (composed or direct) shown after their planned vblank
   int64_t predicted_compose_ns = 0;  // the frame scheduler's prediction (0: none yet)
   int64_t last_compose_ns = 0;       // measured compose time of the frame presented last
+  int64_t predicted_direct_ns = 0;   // the same for direct frames (0: none yet)
   uint64_t cursor_plane_frames = 0;     // frames with the cursor on the cursor plane
   uint64_t cursor_composed_frames = 0;  // composed frames that drew the cursor
 };
@@ -219,6 +220,8 @@ class Output {
   bool place_cursor();
   // The draw list of the scene for 'frame' (cursor appended when 'cursor'), buffers kept
   // in 'keep' when given.
+  // The frame just submitted is timed, as 'kind', from its repaint's planned start.
+  void start_timing(FrameKind kind, int64_t start_ns);
   void collect_items(FrameInput& frame, Surface* overlay, bool cursor,
                      std::vector<BufferRef>* keep) const;
   Surface* choose_overlay(bool compose_all);
@@ -246,9 +249,11 @@ class Output {
   UniqueFd repaint_timer_;               // timerfd for a repaint planned ahead
   wl_event_source* timer_source_ = nullptr;
   bool timer_armed_ = false;
-  // The composed frame in flight: when its repaint started and its CPU work ended, and the
-  // vblank it was planned for.
-  bool in_flight_composed_ = false;
+  // The composed or direct frame in flight: its kind, when its repaint started and its CPU
+  // work ended, and the vblank it was planned for.
+  bool in_flight_timed_ = false;
+  FrameKind in_flight_kind_ = FrameKind::composed;
+  FrameKind last_kind_ = FrameKind::composed;  // of the last frame with content presented
   int64_t in_flight_start_ns_ = 0, in_flight_cpu_end_ns_ = 0;
   int64_t in_flight_start_delay_ns_ = 0;  // how much later than planned its repaint ran
   uint64_t in_flight_planned_seq_ = 0;

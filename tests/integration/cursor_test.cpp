@@ -441,6 +441,37 @@ TEST_F(DirectFrameTest, FullScreenOpaqueWindowIsTheFrameAndCapturesReadIt) {
   EXPECT_EQ(pattern_misses(capture(c, false)), 0);
 }
 
+// Direct frames are timed in a history of their own (FrameScheduler): a frame that only
+// hands a texture over is not predicted from composes, and the other way round.
+TEST_F(DirectFrameTest, DirectFramesAreTimedApartFromComposedOnes) {
+  Client& c = connect();
+  bind_extras(c);
+  auto win = map_window(c, kW, kH);  // composed frames first (ARGB, no opaque region)
+  go_fullscreen(c, *win);
+  input_->move_to(100, 100);
+  settle();
+  wl_pointer_set_cursor(pointer_, enter_serial(c), nullptr, 0, 0);
+  ASSERT_TRUE(roundtrip(c));
+  ASSERT_TRUE(pump_until([&] { return output().stats().predicted_compose_ns > 0; }));
+  EXPECT_EQ(output().stats().predicted_direct_ns, 0);  // no direct frame yet
+  const uint64_t composed = output().stats().frames_composed;
+  const uint64_t late = output().stats().frames_late;
+  for (int i = 0; i < 12; ++i) {
+    const uint64_t presented = output().stats().frames_presented;
+    show(win->surface, xrgb_buffer(c, 0, true));
+    ASSERT_TRUE(direct_since_mark());
+    ASSERT_TRUE(pump_until([&] { return output().stats().frames_presented > presented; }));
+  }
+  EXPECT_EQ(output().stats().frames_composed, composed) << "the direct frames were composed";
+  const OutputStats& st = output().stats();
+  EXPECT_GT(st.predicted_direct_ns, 0) << "direct frames are not timed";
+  // A hand-over takes well under a refresh period (16.7 ms) even on a loaded machine.
+  EXPECT_LT(st.predicted_direct_ns, 16'666'667);
+  std::printf("predicted: direct %.3f ms, composed %.3f ms; late frames %llu\n",
+              double(st.predicted_direct_ns) / 1e6, double(st.predicted_compose_ns) / 1e6,
+              (unsigned long long)(st.frames_late - late));
+}
+
 TEST_F(DirectFrameTest, AWindowOrACursorAboveBringsCompositionBackDrawnWhole) {
   Client& c = connect();
   bind_extras(c);

@@ -131,6 +131,52 @@ TEST(FrameSchedule, ImmediateUntilThereIsSomethingToPredictFrom) {
   EXPECT_EQ(s.plan(1001 * kMs, kPeriod).start_ns, 1000 * kMs + kPeriod - 3 * kMs);
 }
 
+TEST(FrameSchedule, DirectFramesArePredictedApartFromComposedOnes) {
+  FrameScheduler s = with_samples(5 * kMs, 10, 1 * kMs);
+  for (int i = 0; i < 10; ++i) s.record(FrameKind::direct, 300'000);  // 0.3 ms hand-overs
+  EXPECT_EQ(s.samples(FrameKind::composed), 10u);
+  EXPECT_EQ(s.samples(FrameKind::direct), 10u);
+  EXPECT_EQ(s.predicted_ns(FrameKind::composed), 5 * kMs);
+  EXPECT_EQ(s.predicted_ns(FrameKind::direct), 300'000);
+  EXPECT_EQ(s.predicted_compose_ns(), 5 * kMs);
+  s.presented(1000 * kMs, 60);
+  const int64_t vblank = 1000 * kMs + kPeriod;
+  // A full-screen game shown frame after frame as it is: its deadline is 1.3 ms before
+  // the vblank, so a commit up to then makes it (with one prediction for both kinds it
+  // would be 6 ms, and a commit in those 4.7 ms would wait a period more).
+  EXPECT_EQ(s.plan(1002 * kMs, kPeriod, FrameKind::direct).start_ns, vblank - 1'300'000);
+  EXPECT_EQ(s.plan(1002 * kMs, kPeriod, FrameKind::composed).start_ns, vblank - 6 * kMs);
+  // 3 ms before the vblank: past the composed deadline (at once, for the vblank after),
+  // ahead of the direct one (waits for it, for this vblank).
+  FrameScheduler::Plan c = s.plan(vblank - 3 * kMs, kPeriod, FrameKind::composed);
+  EXPECT_EQ(c.start_ns, vblank - 3 * kMs);
+  EXPECT_EQ(c.vblank_seq, 62u);
+  FrameScheduler::Plan d = s.plan(vblank - 3 * kMs, kPeriod, FrameKind::direct);
+  EXPECT_EQ(d.start_ns, vblank - 1'300'000);
+  EXPECT_EQ(d.vblank_seq, 61u);
+  // One slow hand-over moves the direct peak only.
+  s.record(FrameKind::direct, 1 * kMs);
+  EXPECT_EQ(s.predicted_ns(FrameKind::direct), 1 * kMs);  // under 4 x 0.3 ms
+  EXPECT_EQ(s.predicted_ns(FrameKind::composed), 5 * kMs);
+}
+
+TEST(FrameSchedule, AKindWithNoHistoryYet) {
+  // No direct frame measured yet: a direct frame is planned as a composed one would be.
+  FrameScheduler s = with_samples(4 * kMs, 5, 1 * kMs);
+  s.presented(1000 * kMs, 1);
+  EXPECT_EQ(s.predicted_ns(FrameKind::direct), 4 * kMs);
+  EXPECT_EQ(s.plan(1001 * kMs, kPeriod, FrameKind::direct).start_ns,
+            1000 * kMs + kPeriod - 5 * kMs);
+  // Only direct frames measured: a composed frame has nothing to go by and starts at once
+  // (as before the first measurement), rather than trusting a hand-over's time.
+  FrameScheduler t;
+  t.record(FrameKind::direct, 300'000);
+  t.presented(1000 * kMs, 1);
+  EXPECT_EQ(t.plan(1001 * kMs, kPeriod, FrameKind::composed).start_ns, 1001 * kMs);
+  EXPECT_EQ(t.plan(1001 * kMs, kPeriod, FrameKind::direct).start_ns,
+            1000 * kMs + kPeriod - 1'300'000);
+}
+
 TEST(FrameSchedule, CountsFramesShownLaterThanPlanned) {
   FrameScheduler s;
   s.frame_shown(10, 10);

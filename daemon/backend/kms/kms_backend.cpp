@@ -615,8 +615,8 @@ void KmsOutput::completed(kms::Completion& c) {
     needs_modeset_ = false;
     last_seq_ = c.sequence;
     // Ready for the vblank: committed to the kernel (after the display thread's CPU wait,
-    // if any) and, with IN_FENCE_FD, rendered.
-    if (f.kind == Kind::composed)
+    // if any) and, with IN_FENCE_FD, rendered (a direct frame has no render fence).
+    if (f.kind == Kind::composed || f.kind == Kind::direct)
       render_done_ns_ = std::max(c.committed_ns, sync_file_signal_time_ns(f.render_fence.get()));
     f.render_fence = UniqueFd();
     cursor_screen_ = f.cursor_buf;

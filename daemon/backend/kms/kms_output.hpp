@@ -132,7 +132,7 @@ class KmsOutput final : public OutputBackend {
   bool has_screen_ = false;
   std::deque<Frame> in_flight_;
   uint64_t last_seq_ = 0;
-  int64_t render_done_ns_ = 0;  // the composed frame presented last (0: unknown)
+  int64_t render_done_ns_ = 0;  // the composed or direct frame presented last (0: unknown)
   int consecutive_failures_ = 0;
   bool direct_active_ = false;     // for logging transitions
   // Full-screen scanout from the transfer engine's dmabuf carrier (S2's full-screen flip).
