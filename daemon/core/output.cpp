@@ -5,6 +5,7 @@
 #include <wayland-server-protocol.h>
 
 #include <algorithm>
+#include <cstdio>
 
 #include "core/cursor.hpp"
 #include "core/seat.hpp"
@@ -282,7 +283,10 @@ void Output::repaint() {
     std::copy(std::begin(server_.options().background), std::end(server_.options().background),
               frame.background);
     collect_items(frame, overlay, compose_cursor, &in_flight_buffers_);
+    in_flight_draw_ns_ = now_ns();
     FrameStats fs = server_.renderer().render(*target, frame);
+    in_flight_drawn_ns_ = now_ns();
+    in_flight_began_ns_ = start_ns;
     stats_.rects_drawn += fs.rects;
     stats_.render_passes += fs.passes;
     stats_.frames_composed++;
@@ -297,6 +301,7 @@ void Output::repaint() {
     }
     capture_wanted_ = false;
     capture_cursor_ = false;
+    in_flight_submit_ns_ = now_ns();
     backend_->submit(true);
     start_timing(FrameKind::composed, start_ns);
     wl_signal_emit_mutable(&on_frame, this);
@@ -502,14 +507,25 @@ void Output::presented(int64_t timestamp_ns, uint64_t seq, bool new_content) {
     int64_t done = std::max(in_flight_cpu_end_ns_, backend_ ? backend_->render_done_ns() : 0);
     int64_t took = done - in_flight_start_ns_;
     if (!direct) stats_.last_compose_ns = took;
+    const int64_t predicted = scheduler_.predicted_ns(in_flight_kind_);  // what it planned with
     scheduler_.record(in_flight_kind_, took);
-    if (in_flight_planned_seq_ != 0 && seq > in_flight_planned_seq_)
+    if (in_flight_planned_seq_ != 0 && seq > in_flight_planned_seq_) {
+      auto ms = [](int64_t a, int64_t b) { return double(b - a) / 1e6; };
+      char stages[160] = "";
+      if (!direct)  // where a composed frame's time went, stage by stage
+        std::snprintf(stages, sizeof stages,
+                      " (scene %.2f, draw calls %.2f, submit %.2f, after it %.2f ms)",
+                      ms(in_flight_began_ns_, in_flight_draw_ns_),
+                      ms(in_flight_draw_ns_, in_flight_drawn_ns_),
+                      ms(in_flight_submit_ns_, in_flight_cpu_end_ns_),
+                      ms(in_flight_cpu_end_ns_, std::max(done, in_flight_cpu_end_ns_)));
       log_debug("output %s: %s frame for vblank %llu shown at %llu: started %.2f ms after its "
-                "planned start, ready in %.2f ms (from the planned start), predicted %.2f ms",
+                "planned start, ready in %.2f ms (from the planned start)%s, predicted %.2f ms",
                 name_.c_str(), direct ? "direct" : "composed",
                 (unsigned long long)in_flight_planned_seq_, (unsigned long long)seq,
-                double(in_flight_start_delay_ns_) / 1e6, double(took) / 1e6,
-                double(scheduler_.predicted_ns(in_flight_kind_)) / 1e6);
+                double(in_flight_start_delay_ns_) / 1e6, double(took) / 1e6, stages,
+                double(predicted) / 1e6);
+    }
     scheduler_.frame_shown(in_flight_planned_seq_, seq);
     last_kind_ = in_flight_kind_;
     stats_.frames_late = scheduler_.misses();

@@ -256,6 +256,10 @@ class Output {
   FrameKind last_kind_ = FrameKind::composed;  // of the last frame with content presented
   int64_t in_flight_start_ns_ = 0, in_flight_cpu_end_ns_ = 0;
   int64_t in_flight_start_delay_ns_ = 0;  // how much later than planned its repaint ran
+  // Stages of a composed frame, for the late-frame log: the repaint's start (actual, not
+  // planned), the renderer's call and return (draw calls issued) and submit()'s call.
+  int64_t in_flight_began_ns_ = 0, in_flight_draw_ns_ = 0, in_flight_drawn_ns_ = 0;
+  int64_t in_flight_submit_ns_ = 0;
   uint64_t in_flight_planned_seq_ = 0;
   int64_t last_present_ns_ = 0;
   uint64_t last_seq_ = 0;
