@@ -21,6 +21,14 @@ namespace ferry {
 
 extern const struct wl_surface_interface kSurfaceImpl;  // protocol/wl_compositor.cpp
 
+namespace {
+// Presentation feedback whose content update will never be shown: 'discarded'
+// (presentation-time: the surface is gone, or a later commit replaced its content first).
+void discard_feedbacks(ResourceList& l) {
+  for (wl_resource* r : l.take()) presentation_feedback_discard(r);
+}
+}  // namespace
+
 Surface::Surface(Server& server, wl_client* client, uint32_t version, uint32_t id)
     : server_(server), id_(server.next_object_id()) {
   wl_signal_init(&on_destroy);
@@ -44,12 +52,9 @@ Surface::~Surface() {
   for (wl_resource* r : pending_.frame_callbacks.take()) wl_resource_destroy(r);
   for (wl_resource* r : frame_callbacks_.take()) wl_resource_destroy(r);
   if (cached_) for (wl_resource* r : cached_->frame_callbacks.take()) wl_resource_destroy(r);
-  auto discard = [](ResourceList& l) {
-    for (wl_resource* r : l.take()) presentation_feedback_discard(r);
-  };
-  discard(pending_.feedbacks);
-  discard(feedbacks_);
-  if (cached_) discard(cached_->feedbacks);
+  discard_feedbacks(pending_.feedbacks);
+  discard_feedbacks(feedbacks_);
+  if (cached_) discard_feedbacks(cached_->feedbacks);
 }
 
 Surface* Surface::from_resource(wl_resource* resource) {
@@ -132,6 +137,7 @@ void Surface::commit_state(SurfaceState& p) {
     }
     SurfaceState& c = *cached_;
     if (p.committed & SurfaceState::kBuffer) {
+      discard_feedbacks(c.feedbacks);  // the cached content is replaced before it was shown
       c.buffer = std::move(p.buffer);
       c.dx += p.dx;
       c.dy += p.dy;
@@ -261,6 +267,9 @@ void Surface::apply_state(SurfaceState& p) {
   }
 
   frame_callbacks_.append(p.frame_callbacks);
+  // Feedback still here belongs to content no frame has taken yet (a frame in flight took
+  // its own): a new buffer replaces that content before it was shown.
+  if (buffer_changed) discard_feedbacks(feedbacks_);
   feedbacks_.append(p.feedbacks);
   p.committed = 0;
   p.buffer.reset();

@@ -98,6 +98,68 @@ void check_presentation(int hz) {
   EXPECT_EQ(f.stop(), 0) << f.log();
 }
 
+// presentation-time: a content update replaced by a later commit before it was shown is
+// 'discarded', not 'presented' with the frame that shows its successor. A commit that
+// changes no buffer replaces nothing. Each group of commits goes out in one flush, so
+// ferryd reads them together, before any repaint.
+TEST(Presentation, AReplacedCommitIsDiscardedNotPresented) {
+  Ferryd f;
+  ASSERT_TRUE(f.start({"--output", "320x240@60"}));
+  std::string err;
+  auto c = WlClient::connect(f.socket_path(), &err);
+  ASSERT_TRUE(c) << err;
+  ASSERT_TRUE(c->presentation);
+  Toplevel top = c->create_toplevel();
+  ShmBuffer* bufs[4];
+  for (uint32_t i = 0; i < 4; ++i)
+    bufs[i] = c->create_buffer(64, 64, WL_SHM_FORMAT_XRGB8888, 0xff000000u | (0x40u * (i + 1)));
+  Sample s[6];
+  auto commit = [&](ShmBuffer* b, Sample* sample) {
+    if (b) {
+      wl_surface_attach(top.surface, b->buffer, 0, 0);
+      wl_surface_damage_buffer(top.surface, 0, 0, 64, 64);
+    }
+    wp_presentation_feedback_add_listener(wp_presentation_feedback(c->presentation, top.surface),
+                                          &kPresentationSampleListener, sample);
+    wl_surface_commit(top.surface);
+  };
+  auto settled = [&](int from, int to) {
+    return wait_until([&] {
+      if (!c->dispatch_for(5)) return true;
+      for (int i = from; i < to; ++i)
+        if (!s[i].presented && !s[i].discarded) return false;
+      return true;
+    }, 10s);
+  };
+  commit(bufs[0], &s[0]);  // the window's first content
+  wl_display_flush(c->display());
+  ASSERT_TRUE(settled(0, 1));
+  ASSERT_TRUE(s[0].presented);
+
+  // A buffer, a commit without one (same content), then another buffer: the first two
+  // updates are replaced before any frame shows them.
+  commit(bufs[1], &s[1]);
+  commit(nullptr, &s[2]);
+  commit(bufs[2], &s[3]);
+  wl_display_flush(c->display());
+  ASSERT_TRUE(settled(1, 4));
+  EXPECT_TRUE(s[1].discarded) << "replaced by a later buffer, yet presented";
+  EXPECT_TRUE(s[2].discarded) << "its content (buffer 1) was replaced, yet presented";
+  EXPECT_TRUE(s[3].presented);
+
+  // A buffer and then a commit without one: nothing is replaced, both show in one frame.
+  commit(bufs[3], &s[4]);
+  commit(nullptr, &s[5]);
+  wl_display_flush(c->display());
+  ASSERT_TRUE(settled(4, 6));
+  EXPECT_TRUE(s[4].presented);
+  EXPECT_TRUE(s[5].presented);
+  EXPECT_EQ(s[4].seq, s[5].seq);
+  EXPECT_GT(s[4].seq, s[3].seq);
+  c.reset();
+  EXPECT_EQ(f.stop(), 0) << f.log();
+}
+
 TEST(Presentation, SixtyHertz) { check_presentation(60); }
 TEST(Presentation, HundredFortyFourHertz) { check_presentation(144); }
 
