@@ -63,6 +63,30 @@ Child Child::spawn(const std::vector<std::string>& argv, const std::vector<std::
                    const std::string& log_path) {
   Child c;
   c.log_path_ = log_path;
+  // Everything the child needs is built here, before fork(): a test process has threads
+  // (an in-process host server, its llvmpipe threads, a frame counter), and the child of a
+  // multithreaded process may only make async-signal-safe calls until exec. A malloc there
+  // (putenv growing environ, a vector) deadlocks when another thread held the allocator's
+  // lock at the fork: ASan's allocator in GCC 12 has no fork handler. It did, in CI: the
+  // child hung before exec, with an empty log.
+  std::vector<std::string> env_strings;
+  for (char** e = environ; e && *e; ++e) {
+    const std::string entry = *e;
+    const std::string name = entry.substr(0, entry.find('=') + 1);
+    bool overridden = std::any_of(env.begin(), env.end(), [&](const std::string& o) {
+      return o.compare(0, name.size(), name) == 0;
+    });
+    if (!overridden) env_strings.push_back(entry);
+  }
+  env_strings.insert(env_strings.end(), env.begin(), env.end());
+  std::vector<char*> envp;
+  for (auto& e : env_strings) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> arg_strings = argv;
+  std::vector<char*> args;
+  for (auto& a : arg_strings) args.push_back(a.data());
+  args.push_back(nullptr);
+  const std::string exec_failed = "exec " + argv.at(0) + " failed\n";
   pid_t pid = fork();
   if (pid == 0) {
     int fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -70,12 +94,9 @@ Child Child::spawn(const std::vector<std::string>& argv, const std::vector<std::
       dup2(fd, 1);
       dup2(fd, 2);
     }
-    for (const auto& e : env) putenv(const_cast<char*>(e.c_str()));
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    execvp(args[0], args.data());
-    std::fprintf(stderr, "exec %s: %s\n", args[0], std::strerror(errno));
+    execvpe(args[0], args.data(), envp.data());  // glibc: PATH search on the stack, no malloc
+    ssize_t ignored = write(2, exec_failed.data(), exec_failed.size());
+    (void)ignored;
     _exit(127);
   }
   c.pid_ = pid;
