@@ -38,6 +38,7 @@
 #include "render/egl_context.hpp"
 #include "render/gl_objects.hpp"
 #include "render/renderer.hpp"
+#include "util/child_env.hpp"
 #include "util/clock.hpp"
 #include "util/png.hpp"
 #include "xwayland/launcher.hpp"
@@ -271,21 +272,24 @@ int on_signal(int signo, void* data) {
 
 pid_t spawn_client(const std::vector<std::string>& argv, const std::string& socket,
                    const xwayland::Xwayland* x11) {
+  // Built before fork(): ferryd has threads (util/child_env.hpp).
+  std::vector<std::string> set = {"WAYLAND_DISPLAY=" + socket};
+  if (x11) {
+    set.push_back("DISPLAY=" + x11->display_name());
+    set.push_back("XAUTHORITY=" + x11->xauthority());
+  }
+  std::vector<std::string> env = child_environment(set);
+  std::vector<std::string> args = argv;
+  std::vector<char*> envp = exec_pointers(env), argp = exec_pointers(args);
+  const std::string failed = "ferryd: cannot run '" + argv.at(0) + "'\n";
   pid_t pid = fork();
   if (pid != 0) return pid;
-  setenv("WAYLAND_DISPLAY", socket.c_str(), 1);
-  if (x11) {
-    setenv("DISPLAY", x11->display_name().c_str(), 1);
-    setenv("XAUTHORITY", x11->xauthority().c_str(), 1);
-  }
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  execvp(args[0], args.data());
-  std::fprintf(stderr, "ferryd: cannot run '%s': %s\n", args[0], std::strerror(errno));
+  execvpe(argp[0], argp.data(), envp.data());  // glibc: the PATH search allocates nothing
+  ssize_t ignored = write(2, failed.data(), failed.size());
+  (void)ignored;
   _exit(127);
 }
 

@@ -15,6 +15,7 @@
 
 #include "config/runtime.hpp"
 #include "core/server.hpp"
+#include "util/child_env.hpp"
 #include "util/log.hpp"
 #include "xwayland/xwm.hpp"
 
@@ -183,16 +184,10 @@ bool Xwayland::start() {
     }
   args.insert(args.end(), {"-wm", std::to_string(wm_theirs.get()), "-displayfd",
                            std::to_string(disp_theirs.get())});
-  std::vector<std::string> env_strings = {"WAYLAND_SOCKET=" + std::to_string(wl_theirs.get())};
-  for (char** e = environ; *e; ++e)
-    if (std::strncmp(*e, "WAYLAND_SOCKET=", 15) != 0 && std::strncmp(*e, "WAYLAND_DISPLAY=", 16) != 0 &&
-        std::strncmp(*e, "DISPLAY=", 8) != 0 && std::strncmp(*e, "XAUTHORITY=", 11) != 0)
-      env_strings.emplace_back(*e);
-  std::vector<char*> argv, envp;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  for (auto& e : env_strings) envp.push_back(e.data());
-  envp.push_back(nullptr);
+  std::vector<std::string> env_strings =
+      child_environment({"WAYLAND_SOCKET=" + std::to_string(wl_theirs.get())},
+                        {"WAYLAND_DISPLAY", "DISPLAY", "XAUTHORITY"});
+  std::vector<char*> argv = exec_pointers(args), envp = exec_pointers(env_strings);
   int keep[] = {wl_theirs.get(), wm_theirs.get(), disp_theirs.get(), sockets_.abstract_fd(),
                 sockets_.file_fd()};
 

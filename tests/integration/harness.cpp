@@ -17,6 +17,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "util/child_env.hpp"
+
 namespace ferry::itest {
 
 namespace {
@@ -69,23 +71,9 @@ Child Child::spawn(const std::vector<std::string>& argv, const std::vector<std::
   // (putenv growing environ, a vector) deadlocks when another thread held the allocator's
   // lock at the fork: ASan's allocator in GCC 12 has no fork handler. It did, in CI: the
   // child hung before exec, with an empty log.
-  std::vector<std::string> env_strings;
-  for (char** e = environ; e && *e; ++e) {
-    const std::string entry = *e;
-    const std::string name = entry.substr(0, entry.find('=') + 1);
-    bool overridden = std::any_of(env.begin(), env.end(), [&](const std::string& o) {
-      return o.compare(0, name.size(), name) == 0;
-    });
-    if (!overridden) env_strings.push_back(entry);
-  }
-  env_strings.insert(env_strings.end(), env.begin(), env.end());
-  std::vector<char*> envp;
-  for (auto& e : env_strings) envp.push_back(e.data());
-  envp.push_back(nullptr);
+  std::vector<std::string> env_strings = child_environment(env);
   std::vector<std::string> arg_strings = argv;
-  std::vector<char*> args;
-  for (auto& a : arg_strings) args.push_back(a.data());
-  args.push_back(nullptr);
+  std::vector<char*> envp = exec_pointers(env_strings), args = exec_pointers(arg_strings);
   const std::string exec_failed = "exec " + argv.at(0) + " failed\n";
   pid_t pid = fork();
   if (pid == 0) {
