@@ -38,6 +38,7 @@ struct OutputInfo {
   uint64_t frames_dropped = 0;
   uint64_t frames_late = 0;            // shown after the vblank the frame scheduler planned
   uint64_t predicted_compose_us = 0;   // the frame scheduler's compose time prediction
+  uint64_t margin_us = 0;              // and the margin it adds (measured or configured)
   uint64_t cursor_plane_frames = 0;     // frames with the pointer on the cursor plane
   uint64_t cursor_composed_frames = 0;  // composed frames that drew the pointer
   // Frames shown from a client's buffer without composition (KMS direct scanout, nested

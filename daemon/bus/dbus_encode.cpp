@@ -81,6 +81,7 @@ int append_outputs(sd_bus_message* m, const std::vector<OutputInfo>& outputs) {
         .add("FramesDropped", o.frames_dropped)
         .add("FramesLate", o.frames_late)
         .add("PredictedComposeUs", o.predicted_compose_us)
+        .add("MarginUs", o.margin_us)
         .add("CursorPlaneFrames", o.cursor_plane_frames)
         .add("CursorComposedFrames", o.cursor_composed_frames)
         .add("DirectFrames", o.direct_frames)

@@ -173,6 +173,13 @@ class Reader {
           fail(v.source(), "'frame_schedule' must be one of deadline|immediate, not \"" + s + "\"");
         cfg.frame_schedule = s == "deadline";
       } else if (k == "render_margin_ms") {
+        if (v.is_string()) {
+          if (v.as_string()->get() != "auto")
+            fail(v.source(), "'render_margin_ms' must be \"auto\" or a number of ms, not \"" +
+                                 v.as_string()->get() + "\"");
+          cfg.render_margin_ms = Config::kAutoMargin;
+          continue;
+        }
         double ms = number(v, "render_margin_ms");
         if (!(ms >= 0) || ms > 100) fail(v.source(), "'render_margin_ms' must be between 0 and 100 (ms)");
         cfg.render_margin_ms = ms;

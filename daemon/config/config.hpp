@@ -80,7 +80,9 @@ struct Config {
   std::vector<HeadlessOutput> headless_outputs;  // empty: one 1920x1080@60
   // [output]: when outputs compose (core/frame_schedule.hpp).
   bool frame_schedule = true;         // "deadline" (true) or "immediate"
-  double render_margin_ms = 1.0;      // slack added to the predicted compose time
+  // Slack added to the predicted compose time, ms; kAutoMargin (< 0): measured ("auto").
+  static constexpr double kAutoMargin = -1.0;
+  double render_margin_ms = kAutoMargin;
   // [gpu]
   std::string display_device;  // path, cardN or PCI address; empty: automatic
   std::string render_device;

@@ -339,7 +339,7 @@ void print_stats(Server& server, double seconds) {
         "direct scanout %llu (from carrier %llu), overlay %llu, cursor plane %llu, "
         "cursor drawn %llu, "
         "damage rects %llu in %llu passes, compose predicted %.2f ms (last %.2f ms), "
-        "direct predicted %.2f ms, late %llu",
+        "direct predicted %.2f ms, margin %.2f ms, late %llu",
         o->name().c_str(), o->mode().width, o->mode().height, o->mode().refresh_mhz / 1000.0,
         (unsigned long long)s.frames_composed, (unsigned long long)s.frames_presented,
         (unsigned long long)s.frames_dropped, (unsigned long long)s.noop_flips,
@@ -348,7 +348,8 @@ void print_stats(Server& server, double seconds) {
         (unsigned long long)s.cursor_plane_frames, (unsigned long long)s.cursor_composed_frames,
         (unsigned long long)s.rects_drawn, (unsigned long long)s.render_passes,
         double(s.predicted_compose_ns) / 1e6, double(s.last_compose_ns) / 1e6,
-        double(s.predicted_direct_ns) / 1e6, (unsigned long long)s.frames_late);
+        double(s.predicted_direct_ns) / 1e6, double(s.margin_ns) / 1e6,
+        (unsigned long long)s.frames_late);
     if (seconds > 0)
       std::printf(", %.1f presented/s", double(s.frames_presented) / seconds);
     std::printf("\n");
@@ -451,7 +452,8 @@ namespace {
 FrameScheduleConfig frame_schedule_of(const config::Config& cfg, const CliOptions& cli) {
   FrameScheduleConfig f;
   f.enabled = cli.frame_schedule.empty() ? cfg.frame_schedule : cli.frame_schedule == "deadline";
-  f.margin_ns = int64_t(std::llround(cfg.render_margin_ms * 1e6));
+  f.auto_margin = cfg.render_margin_ms < 0;
+  if (!f.auto_margin) f.margin_ns = int64_t(std::llround(cfg.render_margin_ms * 1e6));
   return f;
 }
 }  // namespace

@@ -165,6 +165,7 @@ std::vector<bus::OutputInfo> ServerControl::outputs() const {
     i.frames_dropped = o->stats().frames_dropped;
     i.frames_late = o->stats().frames_late;
     i.predicted_compose_us = uint64_t(o->stats().predicted_compose_ns / 1000);
+    i.margin_us = uint64_t(o->stats().margin_ns / 1000);
     i.cursor_plane_frames = o->stats().cursor_plane_frames;
     i.cursor_composed_frames = o->stats().cursor_composed_frames;
     i.direct_frames = o->stats().direct_scanout;

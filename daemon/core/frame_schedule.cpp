@@ -5,6 +5,17 @@
 
 namespace ferry {
 
+namespace {
+// Nearest rank: the smallest value with at least 'pct' % of the samples <= it.
+int64_t nearest_rank(const std::deque<int64_t>& samples, int pct) {
+  std::vector<int64_t> sorted(samples.begin(), samples.end());
+  size_t rank = (sorted.size() * size_t(pct) + 99) / 100;
+  size_t idx = std::max<size_t>(rank, 1) - 1;
+  std::nth_element(sorted.begin(), sorted.begin() + ptrdiff_t(idx), sorted.end());
+  return sorted[idx];
+}
+}  // namespace
+
 void FrameScheduler::History::record(int64_t ns) {
   if (ns < 0) ns = 0;
   window.push_back(ns);
@@ -21,13 +32,36 @@ int64_t FrameScheduler::History::predicted() const {
 }
 
 int64_t FrameScheduler::History::percentile() const {
-  if (window.empty()) return 0;
-  std::vector<int64_t> sorted(window.begin(), window.end());
-  // Nearest rank: the smallest value with at least kPercentile % of the samples <= it.
-  size_t rank = (sorted.size() * kPercentile + 99) / 100;
-  size_t idx = std::max<size_t>(rank, 1) - 1;
-  std::nth_element(sorted.begin(), sorted.begin() + ptrdiff_t(idx), sorted.end());
-  return sorted[idx];
+  return window.empty() ? 0 : nearest_rank(window, kPercentile);
+}
+
+void FrameScheduler::record_overshoot(int64_t overshoot_ns) {
+  overshoots_.push_back(overshoot_ns);
+  if (overshoots_.size() > kOvershootWindow) overshoots_.pop_front();
+}
+
+int64_t FrameScheduler::margin_ns(int64_t period_ns) const {
+  if (!config_.auto_margin) return config_.margin_ns;
+  if (overshoots_.empty()) return kInitialAutoMargin;
+  std::vector<int64_t> sorted(overshoots_.begin(), overshoots_.end());
+  std::sort(sorted.begin(), sorted.end());
+  // Mean latency cost of margin m over the window: m, plus a period for each frame whose
+  // overshoot exceeds m. Only the floor and the overshoots themselves can be the best m
+  // (between two of them the miss count is flat and m only costs more). Compared times n.
+  const int64_t n = int64_t(sorted.size());
+  auto cost = [&](int64_t m, int64_t over) { return m * n + over * period_ns; };
+  int64_t best = kMinAutoMargin;
+  int64_t over = int64_t(sorted.end() - std::upper_bound(sorted.begin(), sorted.end(), best));
+  int64_t best_cost = cost(best, over);
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t m = sorted[size_t(i)];
+    if (m <= kMinAutoMargin) continue;
+    if (m > kMaxAutoMargin) break;
+    over = n - 1 - i;  // those after it (equal ones are counted where they end)
+    while (i + 1 < n && sorted[size_t(i + 1)] == m) { ++i; --over; }
+    if (cost(m, over) < best_cost) { best = m; best_cost = cost(m, over); }
+  }
+  return best;
 }
 
 const FrameScheduler::History& FrameScheduler::basis(FrameKind kind) const {
@@ -47,7 +81,7 @@ FrameScheduler::Plan FrameScheduler::plan(int64_t now_ns, int64_t period_ns,
   if (!have_vblank_ || period_ns <= 0) return p;
   int64_t lead = 0;
   const History& h = basis(expect);
-  if (config_.enabled && !h.window.empty()) lead = h.predicted() + config_.margin_ns;
+  if (config_.enabled && !h.window.empty()) lead = h.predicted() + margin_ns(period_ns);
   // The next vblank: the smallest k >= 1 with last + k * period > now.
   int64_t since = now_ns - last_vblank_ns_;
   int64_t k = since < 0 ? 1 : since / period_ns + 1;

@@ -14,6 +14,16 @@
 // damage, and one prediction for both would be wrong for either. The output plans with the
 // kind of its last frame (a full-screen game stays direct frame after frame); a direct
 // frame with no direct history yet is planned as a composed one.
+// The margin on top of the prediction is measured too, unless it is configured: each
+// frame's overshoot (its time minus the prediction it was planned with: the timer's wake-up
+// delay and the prediction's error together) is kept for the last kOvershootWindow frames,
+// and the margin is the one that would have given those frames the lowest mean commit ->
+// present latency: every frame pays the margin, and a frame whose overshoot exceeds it is
+// shown a period later. So a margin grows to cover overshoots that are common, and not to
+// cover rare spikes (which the peak above already answers). It is kept between
+// kMinAutoMargin and kMaxAutoMargin. A fixed margin is either too small on a busy machine
+// (frames late) or a cost in latency on a quiet one: every commit waits for it, and the p99
+// of commit -> present of randomly timed commits is a period plus the whole lead.
 // The next vblank is predicted from the last presented timestamp plus whole periods.
 //
 // Pure logic: every time is an input (CLOCK_MONOTONIC ns); nothing here reads a clock, so
@@ -28,7 +38,9 @@ namespace ferry {
 struct FrameScheduleConfig {
   // false: compose as soon as there is work (the frame shows at the vblank after it is done).
   bool enabled = true;
-  int64_t margin_ns = 1'000'000;  // slack added to the predicted compose time
+  // Slack added to the predicted compose time: margin_ns, or measured (auto_margin).
+  int64_t margin_ns = 1'000'000;
+  bool auto_margin = true;
 };
 
 enum class FrameKind { composed, direct };
@@ -39,6 +51,10 @@ class FrameScheduler {
   static constexpr int kPercentile = 95;   // of the window, as the prediction
   static constexpr int64_t kPeakDecayDivisor = 87;  // peak loses 1/87 per frame: half in 60
   static constexpr int64_t kPeakCap = 4;            // the peak is at most 4 x the percentile
+  static constexpr size_t kOvershootWindow = 120;   // overshoots kept for the auto margin
+  static constexpr int64_t kMinAutoMargin = 100'000;     // 0.1 ms
+  static constexpr int64_t kMaxAutoMargin = 4'000'000;   // 4 ms
+  static constexpr int64_t kInitialAutoMargin = 1'000'000;  // before any overshoot is known
 
   explicit FrameScheduler(FrameScheduleConfig config = {}) : config_(config) {}
   void set_config(const FrameScheduleConfig& config) { config_ = config; }
@@ -48,6 +64,12 @@ class FrameScheduler {
   // (CPU work and GPU completion; for KMS, committed to the kernel).
   void record(FrameKind kind, int64_t ns) { history(kind).record(ns); }
   void record_compose(int64_t ns) { record(FrameKind::composed, ns); }
+  // A frame took 'overshoot_ns' longer than the prediction it was planned with (negative:
+  // shorter). Feeds the measured margin.
+  void record_overshoot(int64_t overshoot_ns);
+  // The margin in force on an output with 'period_ns': the configured one, or the measured
+  // one (kInitialAutoMargin until a frame has been measured).
+  int64_t margin_ns(int64_t period_ns) const;
   // The larger of the kPercentile-th percentile of the kind's window (nearest rank) and its
   // decaying peak; 0 while the window is empty. A direct frame with no direct samples yet
   // is predicted as a composed one.
@@ -69,7 +91,7 @@ class FrameScheduler {
     uint64_t vblank_seq = 0;  // its sequence number (0: unknown)
   };
   // Work appeared at 'now_ns' (damage, or callbacks waiting) on an output with 'period_ns'.
-  // Enabled, with lead = prediction + margin: V = the next vblank; while V - lead is
+  // Enabled, with lead = prediction + margin_ns(): V = the next vblank; while V - lead is
   // ahead, start = V - lead (a commit made before 'start' is shown at V). Once it has passed
   // (or lead is a period or more), start = now, planned for the first vblank >= now + lead:
   // waiting for the next deadline would hold the frame a whole period, composing at once
@@ -106,6 +128,7 @@ class FrameScheduler {
   uint64_t last_seq_ = 0;
   bool have_vblank_ = false;
   uint64_t misses_ = 0;
+  std::deque<int64_t> overshoots_;  // the last kOvershootWindow frames'
 };
 
 }  // namespace ferry

@@ -509,6 +509,7 @@ void Output::presented(int64_t timestamp_ns, uint64_t seq, bool new_content) {
     if (!direct) stats_.last_compose_ns = took;
     const int64_t predicted = scheduler_.predicted_ns(in_flight_kind_);  // what it planned with
     scheduler_.record(in_flight_kind_, took);
+    scheduler_.record_overshoot(took - predicted);
     if (in_flight_planned_seq_ != 0 && seq > in_flight_planned_seq_) {
       auto ms = [](int64_t a, int64_t b) { return double(b - a) / 1e6; };
       char stages[160] = "";
@@ -532,6 +533,7 @@ void Output::presented(int64_t timestamp_ns, uint64_t seq, bool new_content) {
     stats_.predicted_compose_ns = scheduler_.predicted_compose_ns();
     if (scheduler_.samples(FrameKind::direct) > 0)
       stats_.predicted_direct_ns = scheduler_.predicted_ns(FrameKind::direct);
+    stats_.margin_ns = scheduler_.margin_ns(mode_.period_ns());
   }
   in_flight_timed_ = false;
 

@@ -113,6 +113,7 @@ struct OutputStats {
   int64_t predicted_compose_ns = 0;  // the frame scheduler's prediction (0: none yet)
   int64_t last_compose_ns = 0;       // measured compose time of the frame presented last
   int64_t predicted_direct_ns = 0;   // the same for direct frames (0: none yet)
+  int64_t margin_ns = 0;             // the scheduler's margin in force (0: no frame timed yet)
   uint64_t cursor_plane_frames = 0;     // frames with the cursor on the cursor plane
   uint64_t cursor_composed_frames = 0;  // composed frames that drew the cursor
 };

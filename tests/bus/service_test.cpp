@@ -68,6 +68,7 @@ TEST_F(ServiceTest, PropertiesCarryTheModel) {
   EXPECT_EQ(snap.outputs[0].num("FramesDropped"), 10);
   EXPECT_EQ(snap.outputs[0].num("FramesLate"), 4);
   EXPECT_EQ(snap.outputs[0].num("PredictedComposeUs"), 5200);
+  EXPECT_EQ(snap.outputs[0].num("MarginUs"), 310);
   EXPECT_EQ(snap.outputs[0].num("CursorPlaneFrames"), 700);
   EXPECT_EQ(snap.outputs[0].num("CursorComposedFrames"), 3);
   EXPECT_EQ(snap.outputs[0].num("DirectFrames"), 280);

@@ -233,6 +233,7 @@ std::vector<bus::OutputInfo> FakeModel::outputs() const {
   bus::OutputInfo o{"eDP-1", "Built-in panel", 2560, 1600, 165000, "normal", 1.5, 1000, 990, 10};
   o.frames_late = 4;
   o.predicted_compose_us = 5200;
+  o.margin_us = 310;
   o.cursor_plane_frames = 700;
   o.cursor_composed_frames = 3;
   o.direct_frames = 280;

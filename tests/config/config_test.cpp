@@ -112,19 +112,23 @@ TEST(ConfigParse, XwaylandTable) {
 TEST(ConfigParse, OutputTable) {
   Config def = parse_ok("");
   EXPECT_TRUE(def.frame_schedule);
-  EXPECT_DOUBLE_EQ(def.render_margin_ms, 1.0);
+  EXPECT_DOUBLE_EQ(def.render_margin_ms, Config::kAutoMargin);  // measured by default
   Config c = parse_ok("[output]\nframe_schedule = \"immediate\"\nrender_margin_ms = 2.5\n");
   EXPECT_FALSE(c.frame_schedule);
   EXPECT_DOUBLE_EQ(c.render_margin_ms, 2.5);
   c = parse_ok("[output]\nframe_schedule = \"deadline\"\nrender_margin_ms = 0\n");
   EXPECT_TRUE(c.frame_schedule);
   EXPECT_DOUBLE_EQ(c.render_margin_ms, 0.0);
+  c = parse_ok("[output]\nrender_margin_ms = \"auto\"\n");
+  EXPECT_DOUBLE_EQ(c.render_margin_ms, Config::kAutoMargin);
   EXPECT_EQ(parse_error("[output]\nframe_schedule = \"asap\"\n"),
             "test.toml:2:18: 'frame_schedule' must be one of deadline|immediate, not \"asap\"");
   EXPECT_EQ(parse_error("[output]\nrender_margin_ms = -1\n"),
             "test.toml:2:20: 'render_margin_ms' must be between 0 and 100 (ms)");
   EXPECT_EQ(parse_error("[output]\nrender_margin_ms = \"1\"\n"),
-            "test.toml:2:20: 'render_margin_ms' must be a number, not a string");
+            "test.toml:2:20: 'render_margin_ms' must be \"auto\" or a number of ms, not \"1\"");
+  EXPECT_EQ(parse_error("[output]\nrender_margin_ms = true\n"),
+            "test.toml:2:20: 'render_margin_ms' must be a number, not a boolean");
   EXPECT_EQ(parse_error("[output]\nmax_render_time = 3\n"),
             "test.toml:2:1: unknown key 'max_render_time' in [output] (known: frame_schedule, "
             "render_margin_ms)");

@@ -11,7 +11,7 @@ constexpr int64_t kMs = 1'000'000;
 constexpr int64_t kPeriod = 16'666'667;  // 60 Hz
 
 FrameScheduler with_samples(int64_t compose_ns, size_t n, int64_t margin_ns = 1 * kMs) {
-  FrameScheduler s(FrameScheduleConfig{true, margin_ns});
+  FrameScheduler s(FrameScheduleConfig{true, margin_ns, false});
   for (size_t i = 0; i < n; ++i) s.record_compose(compose_ns);
   return s;
 }
@@ -109,7 +109,7 @@ TEST(FrameSchedule, ComposeLongerThanAPeriodStartsAtOnce) {
 }
 
 TEST(FrameSchedule, DisabledComposesImmediately) {
-  FrameScheduler s(FrameScheduleConfig{false, 1 * kMs});
+  FrameScheduler s(FrameScheduleConfig{false, 1 * kMs, false});
   for (int i = 0; i < 10; ++i) s.record_compose(3 * kMs);
   s.presented(1000 * kMs, 60);
   FrameScheduler::Plan p = s.plan(1002 * kMs, kPeriod);
@@ -184,6 +184,42 @@ TEST(FrameSchedule, CountsFramesShownLaterThanPlanned) {
   s.frame_shown(0, 20);  // no plan (before the first vblank): not counted
   s.frame_shown(13, 13);
   EXPECT_EQ(s.misses(), 1u);
+}
+
+TEST(FrameSchedule, MeasuredMarginMinimisesTheWindowsMeanLatency) {
+  FrameScheduler s;  // auto margin, the daemon's default
+  ASSERT_TRUE(s.config().auto_margin);
+  EXPECT_EQ(s.margin_ns(kPeriod), FrameScheduler::kInitialAutoMargin);  // nothing measured
+  for (int i = 0; i < 10; ++i) s.record_compose(3 * kMs);
+  s.presented(1000 * kMs, 60);
+  // Frames all faster than predicted: the margin falls to its floor, and the deadline moves
+  // that much later than the initial 1 ms margin put it.
+  for (int i = 0; i < 100; ++i) s.record_overshoot(-500'000);
+  EXPECT_EQ(s.margin_ns(kPeriod), FrameScheduler::kMinAutoMargin);
+  EXPECT_EQ(s.plan(1002 * kMs, kPeriod).start_ns,
+            1000 * kMs + kPeriod - 3 * kMs - FrameScheduler::kMinAutoMargin);
+  // A window of 120: 0 .. 117 us and two spikes. Covering the spikes would cost every frame
+  // 0.7 or 0.9 ms to save two frames a period (0.28 ms a frame on average): not worth it;
+  // covering up to 117 us costs 17 us a frame and saves 17 frames a period each.
+  for (int i = 0; i < 118; ++i) s.record_overshoot(int64_t(i) * 1000);
+  s.record_overshoot(700'000);
+  s.record_overshoot(900'000);
+  EXPECT_EQ(s.margin_ns(kPeriod), 117'000);
+  EXPECT_EQ(s.plan(1002 * kMs, kPeriod).start_ns, 1000 * kMs + kPeriod - 3 * kMs - 117'000);
+  // Overshoots of 2 ms in a third of the frames: worth covering at 60 Hz.
+  for (int i = 0; i < 120; ++i) s.record_overshoot(i % 3 == 0 ? 2 * kMs : 0);
+  EXPECT_EQ(s.margin_ns(kPeriod), 2 * kMs);
+  // At 360 Hz a miss costs 2.8 ms: covering 2 ms for a third of the frames is not worth it.
+  EXPECT_EQ(s.margin_ns(kPeriod / 6), FrameScheduler::kMinAutoMargin);
+  // Overshoots past the cap cannot be covered: the margin stays at the floor (the
+  // prediction's percentile moves instead).
+  for (int i = 0; i < 120; ++i) s.record_overshoot(50 * kMs);
+  EXPECT_EQ(s.margin_ns(kPeriod), FrameScheduler::kMinAutoMargin);
+  for (int i = 0; i < 120; ++i) s.record_overshoot(FrameScheduler::kMaxAutoMargin);
+  EXPECT_EQ(s.margin_ns(kPeriod), FrameScheduler::kMaxAutoMargin);
+  // A configured margin ignores what was measured.
+  s.set_config(FrameScheduleConfig{true, 2 * kMs, false});
+  EXPECT_EQ(s.margin_ns(kPeriod), 2 * kMs);
 }
 
 }  // namespace
