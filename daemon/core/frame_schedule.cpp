@@ -45,11 +45,12 @@ int64_t FrameScheduler::margin_ns(int64_t period_ns) const {
   if (overshoots_.empty()) return kInitialAutoMargin;
   std::vector<int64_t> sorted(overshoots_.begin(), overshoots_.end());
   std::sort(sorted.begin(), sorted.end());
-  // Mean latency cost of margin m over the window: m, plus a period for each frame whose
-  // overshoot exceeds m. Only the floor and the overshoots themselves can be the best m
-  // (between two of them the miss count is flat and m only costs more). Compared times n.
+  // Cost of margin m over the window: m for every frame, plus kMissCostPeriods periods for
+  // each frame whose overshoot exceeds m. Only the floor and the overshoots themselves can
+  // be the best m (between two of them the miss count is flat and m only costs more).
+  // Compared times n.
   const int64_t n = int64_t(sorted.size());
-  auto cost = [&](int64_t m, int64_t over) { return m * n + over * period_ns; };
+  auto cost = [&](int64_t m, int64_t over) { return m * n + over * kMissCostPeriods * period_ns; };
   int64_t best = kMinAutoMargin;
   int64_t over = int64_t(sorted.end() - std::upper_bound(sorted.begin(), sorted.end(), best));
   int64_t best_cost = cost(best, over);

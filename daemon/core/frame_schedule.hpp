@@ -17,10 +17,11 @@
 // The margin on top of the prediction is measured too, unless it is configured: each
 // frame's overshoot (its time minus the prediction it was planned with: the timer's wake-up
 // delay and the prediction's error together) is kept for the last kOvershootWindow frames,
-// and the margin is the one that would have given those frames the lowest mean commit ->
-// present latency: every frame pays the margin, and a frame whose overshoot exceeds it is
-// shown a period later. So a margin grows to cover overshoots that are common, and not to
-// cover rare spikes (which the peak above already answers). It is kept between
+// and the margin is the one that would have given those frames the lowest cost: every frame
+// pays the margin in latency, and a frame whose overshoot exceeds it is shown a period
+// later and leaves a refresh without a new frame, a stutter, counted as kMissCostPeriods
+// periods. So a margin grows to cover overshoots that are common, and not to cover rare
+// spikes (which the peak above already answers). It is kept between
 // kMinAutoMargin and kMaxAutoMargin. A fixed margin is either too small on a busy machine
 // (frames late) or a cost in latency on a quiet one: every commit waits for it, and the p99
 // of commit -> present of randomly timed commits is a period plus the whole lead.
@@ -55,6 +56,7 @@ class FrameScheduler {
   static constexpr int64_t kMinAutoMargin = 100'000;     // 0.1 ms
   static constexpr int64_t kMaxAutoMargin = 4'000'000;   // 4 ms
   static constexpr int64_t kInitialAutoMargin = 1'000'000;  // before any overshoot is known
+  static constexpr int64_t kMissCostPeriods = 4;  // a late frame's cost for the auto margin
 
   explicit FrameScheduler(FrameScheduleConfig config = {}) : config_(config) {}
   void set_config(const FrameScheduleConfig& config) { config_ = config; }

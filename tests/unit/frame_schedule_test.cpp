@@ -186,7 +186,7 @@ TEST(FrameSchedule, CountsFramesShownLaterThanPlanned) {
   EXPECT_EQ(s.misses(), 1u);
 }
 
-TEST(FrameSchedule, MeasuredMarginMinimisesTheWindowsMeanLatency) {
+TEST(FrameSchedule, MeasuredMarginWeighsLatencyAgainstStutters) {
   FrameScheduler s;  // auto margin, the daemon's default
   ASSERT_TRUE(s.config().auto_margin);
   EXPECT_EQ(s.margin_ns(kPeriod), FrameScheduler::kInitialAutoMargin);  // nothing measured
@@ -198,18 +198,21 @@ TEST(FrameSchedule, MeasuredMarginMinimisesTheWindowsMeanLatency) {
   EXPECT_EQ(s.margin_ns(kPeriod), FrameScheduler::kMinAutoMargin);
   EXPECT_EQ(s.plan(1002 * kMs, kPeriod).start_ns,
             1000 * kMs + kPeriod - 3 * kMs - FrameScheduler::kMinAutoMargin);
-  // A window of 120: 0 .. 117 us and two spikes. Covering the spikes would cost every frame
-  // 0.7 or 0.9 ms to save two frames a period (0.28 ms a frame on average): not worth it;
-  // covering up to 117 us costs 17 us a frame and saves 17 frames a period each.
-  for (int i = 0; i < 118; ++i) s.record_overshoot(int64_t(i) * 1000);
-  s.record_overshoot(700'000);
-  s.record_overshoot(900'000);
-  EXPECT_EQ(s.margin_ns(kPeriod), 117'000);
-  EXPECT_EQ(s.plan(1002 * kMs, kPeriod).start_ns, 1000 * kMs + kPeriod - 3 * kMs - 117'000);
-  // Overshoots of 2 ms in a third of the frames: worth covering at 60 Hz.
-  for (int i = 0; i < 120; ++i) s.record_overshoot(i % 3 == 0 ? 2 * kMs : 0);
+  // A window of 120: 0 .. 118 us and one spike. Covering the spike would cost every frame
+  // 2 ms to save one stutter (kMissCostPeriods periods over 120 frames, 0.56 ms a frame):
+  // not worth it; covering up to 118 us costs 18 us a frame and saves 18 frames.
+  for (int i = 0; i < 119; ++i) s.record_overshoot(int64_t(i) * 1000);
+  s.record_overshoot(2 * kMs);
+  EXPECT_EQ(s.margin_ns(kPeriod), 118'000);
+  EXPECT_EQ(s.plan(1002 * kMs, kPeriod).start_ns, 1000 * kMs + kPeriod - 3 * kMs - 118'000);
+  // Three overshoots of 0.7 ms in 120 frames: covering them costs 0.7 ms a frame against
+  // three stutters (1.7 ms a frame): worth it.
+  for (int i = 0; i < 3; ++i) s.record_overshoot(700'000);
+  EXPECT_EQ(s.margin_ns(kPeriod), 700'000);
+  // One frame in twelve 2 ms over: covered at 60 Hz; at 360 Hz a stutter costs 11 ms
+  // instead of 67 and covering it for every frame is not worth it.
+  for (int i = 0; i < 120; ++i) s.record_overshoot(i % 12 == 0 ? 2 * kMs : 0);
   EXPECT_EQ(s.margin_ns(kPeriod), 2 * kMs);
-  // At 360 Hz a miss costs 2.8 ms: covering 2 ms for a third of the frames is not worth it.
   EXPECT_EQ(s.margin_ns(kPeriod / 6), FrameScheduler::kMinAutoMargin);
   // Overshoots past the cap cannot be covered: the margin stays at the floor (the
   // prediction's percentile moves instead).
