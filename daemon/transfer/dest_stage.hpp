@@ -54,6 +54,19 @@ class DestStage {
   bool scatter_atlas(const GLuint atlas[3], bool nv12, const ColorSpec& color, int32_t width,
                      int32_t height, int32_t tile, uint32_t count, int32_t list_row,
                      std::string* error);
+  // Experiment (transfer_unpack.comp; ferry-bench offload's "nv12 compute" rows): an NV12
+  // packet uploaded and unpacked by a compute shader straight into 'image', an immutable
+  // RGBA8 texture of the packet's size (a render target bound as an image), one invocation
+  // per block_w x block_h pixels. ssbo: the shader reads the upload buffer itself (no
+  // plane textures); else the planes are uploaded as RGBA8UI textures (4 bytes a texel).
+  // Needs GLES 3.1, left-sited chroma and a width that is a multiple of 4.
+  struct ComputeUnpack {
+    int block_w = 4, block_h = 2;  // block_w a multiple of 4, block_h even
+    int local_x = 8, local_y = 8;  // workgroup size
+    bool ssbo = false;
+  };
+  bool consume_to_image(const Packet& packet, GLuint image, const ComputeUnpack& variant,
+                        std::string* error);
   // Blocks until the last consume() finished on the GPU (tests and the benchmark).
   bool wait_idle();
   // The persistent RGBA8 copy (0 before the first packet). Rows top to bottom.
@@ -78,6 +91,10 @@ class DestStage {
   void draw_scatter(GLuint prog, const TileGrid& grid, uint32_t count);
   // The NV12 scatter's chroma stream, slot size and colour uniforms.
   void set_nv12_scatter(GLuint prog, GLuint cstream, const ColorSpec& color, int32_t cslot);
+  // Copies the packet into the next upload buffer (bound as GL_PIXEL_UNPACK_BUFFER) and
+  // returns it; finish_upload() fences it after the commands that read it.
+  Upload& stage_upload(const Packet& p);
+  void finish_upload(Upload& up);
   GLuint plane(size_t index, GLenum format, int32_t width, int32_t height);
 
   EglContext& ctx_;
@@ -93,8 +110,9 @@ class DestStage {
     int32_t width = 0, height = 0;
   };
   // y, uv/cb, cr, tile stream, tile list, NV12 tile Y and CbCr streams, and for fused NV12
-  // the same Y and CbCr as normalized (R8, RG8 with linear filtering) textures.
-  PlaneTex planes_[9];
+  // the same Y and CbCr as normalized (R8, RG8 with linear filtering) textures, and the
+  // compute unpack's RGBA8UI views of Y and CbCr.
+  PlaneTex planes_[11];
 };
 
 }  // namespace ferry::transfer

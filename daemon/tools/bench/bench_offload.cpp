@@ -6,6 +6,10 @@
 //   local      upload the frame's RGBA pixels into the surface texture, compose it, glFinish
 //   <mode>     consume the frame's packet (upload + unpack, or the planes only when fused),
 //              compose the result, glFinish
+//   nv12 cs ...  (experiment) consume the NV12 packet with the compute unpack
+//              (transfer_unpack.comp) straight into the target texture as an image:
+//              upload + dispatch + glFinish; the dispatch is the composition of the
+//              full-screen surface. Its pixels are compared once with the fused path's.
 // The packets are packed once beforehand on a second context (the render device): only the
 // display side is timed. Compose = Renderer::render of the surface over the whole target,
 // exactly what ferryd's output does for a full-screen surface.
@@ -17,6 +21,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -62,6 +67,15 @@ struct Row {
   size_t bytes = 0;
   std::vector<double> ms, consume_ms;
   transfer::Packet packet;
+};
+
+// A compute unpack variant (DestStage::consume_to_image) of the NV12 packet.
+struct ComputeRow {
+  std::string name;
+  transfer::DestStage::ComputeUnpack v;
+  std::vector<double> ms;
+  long differing = -1;
+  int max_diff = 0;
 };
 
 }  // namespace
@@ -135,6 +149,38 @@ int run_offload_bench(const OffloadBenchOptions& o) {
   std::vector<std::unique_ptr<transfer::DestStage>> dests;
   for (size_t i = 0; i < rows.size(); ++i) dests.push_back(transfer::DestStage::create(*dst, 3, &err));
   std::unique_ptr<SurfaceTexture> local;
+  const bool image_storage = dst->has_gl_extension("GL_EXT_EGL_image_storage");
+  // Compute unpack variants: block shape, workgroup size, source (plane textures or SSBO).
+  std::vector<ComputeRow> crows;
+  auto add_cs = [&](int bw, int bh, int lx, int ly, bool ssbo) {
+    ComputeRow c;
+    c.v = {bw, bh, lx, ly, ssbo};
+    char name[64];
+    std::snprintf(name, sizeof name, "nv12 cs %dx%d/%dx%d%s", bw, bh, lx, ly, ssbo ? " ssbo" : "");
+    c.name = name;
+    crows.push_back(c);
+  };
+  if (const char* list = std::getenv("FERRY_BENCH_CS")) {  // e.g. "4x2/8x8,8x2/8x8s"
+    for (std::string item; *list; list += *list ? 1 : 0) {
+      item.clear();
+      while (*list && *list != ',') item += *list++;
+      int bw = 0, bh = 0, lx = 0, ly = 0;
+      char tail = 0;
+      if (std::sscanf(item.c_str(), "%dx%d/%dx%d%c", &bw, &bh, &lx, &ly, &tail) >= 4)
+        add_cs(bw, bh, lx, ly, tail == 's');
+    }
+  } else {
+    add_cs(4, 2, 8, 8, false);
+    add_cs(4, 2, 8, 8, true);
+    add_cs(8, 2, 32, 2, true);
+    add_cs(8, 2, 64, 1, true);
+  }
+  const transfer::Packet* nv12_packet = nullptr;
+  size_t nv12_row = 0;
+  for (size_t i = 0; i < rows.size(); ++i)
+    if (rows[i].name == "nv12 fused") nv12_packet = &rows[i].packet, nv12_row = i;
+  std::vector<std::unique_ptr<transfer::DestStage>> cdests;
+  for (size_t i = 0; i < crows.size(); ++i) cdests.push_back(transfer::DestStage::create(*dst, 3, &err));
   auto compose = [&](const SurfaceTexture& t) {
     FrameInput in;
     in.output_box = Rect{0, 0, w, h};
@@ -186,6 +232,50 @@ int run_offload_bench(const OffloadBenchOptions& o) {
       glFinish();
       if (frame >= 0) r.ms.push_back((now_ns() - a) / 1e6);
     }
+    for (size_t i = 0; i < crows.size(); ++i) {
+      ComputeRow& c = crows[i];
+      dst->make_current();
+      glFinish();
+      int64_t a = now_ns();
+      if (!cdests[i]->consume_to_image(*nv12_packet, target_tex, c.v, &err)) {
+        std::fprintf(stderr, "ferry-bench offload: %s: %s\n", c.name.c_str(), err.c_str());
+        return 1;
+      }
+      glFinish();
+      if (frame >= 0) c.ms.push_back((now_ns() - a) / 1e6);
+    }
+  }
+  // Exactness: each compute variant's pixels against the fused path's (composition).
+  if (!crows.empty()) {
+    std::vector<uint8_t> ref(size_t(w) * size_t(h) * 4), got(ref.size());
+    auto read = [&](std::vector<uint8_t>& out) {
+      glBindFramebuffer(GL_FRAMEBUFFER, fbo);
+      glPixelStorei(GL_PACK_ALIGNMENT, 4);
+      glReadPixels(0, 0, w, h, GL_RGBA, GL_UNSIGNED_BYTE, out.data());
+    };
+    YuvPlanes planes;
+    bool fused = false;
+    if (!dests[nv12_row]->consume(*nv12_packet, &planes, &fused, &err) || !fused) {
+      std::fprintf(stderr, "ferry-bench offload: nv12 fused reference: %s\n", err.c_str());
+      return 1;
+    }
+    compose(*Renderer::borrow_yuv(planes, w, h));
+    read(ref);
+    for (size_t i = 0; i < crows.size(); ++i) {
+      ComputeRow& c = crows[i];
+      glBindFramebuffer(GL_FRAMEBUFFER, fbo);
+      glClearColor(1, 0, 1, 1);  // a pixel the shader missed cannot pass
+      glClear(GL_COLOR_BUFFER_BIT);
+      if (!cdests[i]->consume_to_image(*nv12_packet, target_tex, c.v, &err)) return 1;
+      read(got);
+      c.differing = 0;
+      for (size_t k = 0; k < ref.size(); k += 4) {
+        int d = 0;
+        for (size_t ch = 0; ch < 4; ++ch) d = std::max(d, std::abs(int(ref[k + ch]) - int(got[k + ch])));
+        if (d) ++c.differing;
+        c.max_diff = std::max(c.max_diff, d);
+      }
+    }
   }
   const double local_med = median(local_ms), compose_med = median(local_compose_ms);
   if (o.json) {
@@ -196,7 +286,12 @@ int run_offload_bench(const OffloadBenchOptions& o) {
       std::printf("%s{\"mode\":\"%s\",\"bytes\":%zu,\"ms\":%.3f,\"x_local\":%.3f}", i ? "," : "",
                   rows[i].name.c_str(), rows[i].bytes, median(rows[i].ms),
                   median(rows[i].ms) / local_med);
-    std::printf("]}\n");
+    for (const ComputeRow& c : crows)
+      std::printf(",{\"mode\":\"%s\",\"bytes\":%zu,\"ms\":%.3f,\"x_local\":%.3f,"
+                  "\"differing_px\":%ld,\"max_diff\":%d}",
+                  c.name.c_str(), nv12_packet->used, median(c.ms), median(c.ms) / local_med,
+                  c.differing, c.max_diff);
+    std::printf("],\"gl_ext_egl_image_storage\":%s}\n", image_storage ? "true" : "false");
   } else {
     std::printf("offload, display side, %dx%d, llvmpipe, medians of %d frames after 1 warm-up\n", w,
                 h, o.frames);
@@ -209,9 +304,17 @@ int run_offload_bench(const OffloadBenchOptions& o) {
       std::printf("%-14s %12zu %10.2f %12.2f %10.2f %14.2f\n", r.name.c_str(), r.bytes, m,
                   median(r.consume_ms), m / local_med, m / compose_med);
     }
+    for (const ComputeRow& c : crows) {
+      double m = median(c.ms);
+      std::printf("%-14s %12zu %10.2f %12s %10.2f %14.2f   vs fused: %ld px differ, max %d\n",
+                  c.name.c_str(), nv12_packet->used, m, "-", m / local_med, m / compose_med,
+                  c.differing, c.max_diff);
+    }
+    std::printf("GL_EXT_EGL_image_storage: %s\n", image_storage ? "yes" : "no");
   }
   local.reset();
   dests.clear();
+  cdests.clear();
   glDeleteFramebuffers(1, &fbo);
   glDeleteTextures(1, &target_tex);
   renderer.reset();
