@@ -1,42 +1,49 @@
 #version 310 es
-// Destination-side NV12 unpack, compute variant (GLES 3.1; an experiment, see
-// docs/benchmarks.md "Offload: the display side"): writes RGBA8 with imageStore straight
-// into an RGBA8 image the size of the output (the render target), so the unpack is the
-// composition of a full-screen opaque NV12 surface.
+// Destination-side NV12 unpack, compute variant (GLES 3.1): writes RGBA8 with imageStore
+// straight into the render target bound as an image, so the unpack *is* the composition
+// of a full-screen, opaque, unscaled NV12 surface (Renderer::render, docs/transfer.md).
 //
 // One invocation per block of BW x BH output pixels (BW a multiple of 4, BH even), so the
 // fetches are shared by the block's pixels:
 //   Y:     one 32-bit word (4 lumas) per 4 pixels of a row;
 //   CbCr:  one 32-bit word (2 chroma sites) per 2 sites, each site fetched once per block
 //          for all pixels that interpolate from it (BW/2 + 1 sites per chroma row).
-// SSBO: the words come straight from the upload buffer (no texture upload at all);
-// otherwise from RGBA8UI views of the planes (Y as W/4 x H, CbCr as CW/2 x CH texels).
+// SSBO: the words come straight from the sysmem ring's upload buffer (no texture upload);
+// otherwise (the dmabuf carrier's imports, or the ring's planes) from normalized R8 (Y)
+// and RG8 (Cb, Cr) plane textures, one texelFetch per luma and per chroma site.
+//
+// The blocks start at u_block0 (x a multiple of 4, y even: the word and chroma-row
+// alignment) and only pixels inside u_clip are stored, so a damaged rectangle is redrawn
+// exactly, whatever its alignment.
 //
 // The maths are transfer_unpack.frag's (FILTERED): for pixel p, c = (p - origin) / 2, a
 // bilinear mix of the four sites around c (edges clamped), rgb = u_to_rgb * (yuv - u_offset),
 // clamped. The chroma codes and weights (0, 1/4, 1/2, 3/4) make every mix exact in float,
 // so the order of the mixes does not change a bit.
 // Chroma siting: left horizontally (origin x 0) only; OY (0.0 or 0.5) is the vertical origin.
+// STORE_BGRA: the image's memory is B, G, R, X (a KMS XRGB8888 buffer bound as rgba8).
 precision highp float;
 precision highp int;
 #ifndef BW
-#define BW 4
+#define BW 8
 #endif
 #ifndef BH
 #define BH 2
 #endif
 #ifndef LX
-#define LX 8
+#define LX 32
 #endif
 #ifndef LY
-#define LY 8
+#define LY 2
 #endif
 #ifndef OY
 #define OY 0.5
 #endif
 layout(local_size_x = LX, local_size_y = LY) in;
 layout(rgba8, binding = 0) writeonly uniform highp image2D u_out;
-uniform ivec2 u_size;    // luma (output) size; width a multiple of 4
+uniform ivec2 u_size;    // luma size; width a multiple of 4
+uniform ivec2 u_block0;  // the first block's top left: x a multiple of 4, y even
+uniform ivec4 u_clip;    // pixels stored: x0, y0, x1, y1 (exclusive), inside the image
 uniform ivec2 u_csize;   // chroma sites
 uniform mat3 u_to_rgb;
 uniform vec3 u_offset;
@@ -50,10 +57,19 @@ uvec4 bytes4(uint w) { return (uvec4(w) >> uvec4(0u, 8u, 16u, 24u)) & 255u; }
 uvec4 luma4(int wx, int row) { return bytes4(words[u_y_word + row * u_y_stride + wx]); }
 uvec4 sites2(int wx, int row) { return bytes4(words[u_uv_word + row * u_uv_stride + wx]); }
 #else
-uniform highp usampler2D u_y4;   // RGBA8UI: 4 lumas per texel
-uniform highp usampler2D u_uv4;  // RGBA8UI: Cb0 Cr0 Cb1 Cr1 per texel
-uvec4 luma4(int wx, int row) { return texelFetch(u_y4, ivec2(wx, row), 0); }
-uvec4 sites2(int wx, int row) { return texelFetch(u_uv4, ivec2(wx, row), 0); }
+uniform highp sampler2D u_yf;   // R8: Y
+uniform highp sampler2D u_uvf;  // RG8: Cb, Cr
+uvec4 luma4(int wx, int row) {
+  int x = 4 * wx;
+  vec4 l = vec4(texelFetch(u_yf, ivec2(x, row), 0).r, texelFetch(u_yf, ivec2(x + 1, row), 0).r,
+                texelFetch(u_yf, ivec2(x + 2, row), 0).r, texelFetch(u_yf, ivec2(x + 3, row), 0).r);
+  return uvec4(round(l * 255.0));
+}
+uvec4 sites2(int wx, int row) {
+  vec4 s = vec4(texelFetch(u_uvf, ivec2(2 * wx, row), 0).rg,
+                texelFetch(u_uvf, ivec2(2 * wx + 1, row), 0).rg);
+  return uvec4(round(s * 255.0));
+}
 #endif
 
 #define NS (BW / 2 + 1)  // chroma sites per chroma row of a block
@@ -63,9 +79,10 @@ uvec4 sites2(int wx, int row) { return texelFetch(u_uv4, ivec2(wx, row), 0); }
 #define NR (int(floor((float(BH) - 1.0 - OY) * 0.5)) + 2 - R0)
 
 void main() {
-  int x0 = int(gl_GlobalInvocationID.x) * BW;
-  int y0 = int(gl_GlobalInvocationID.y) * BH;
-  if (x0 >= u_size.x || y0 >= u_size.y) return;
+  int x0 = u_block0.x + int(gl_GlobalInvocationID.x) * BW;
+  int y0 = u_block0.y + int(gl_GlobalInvocationID.y) * BH;
+  if (x0 >= u_clip.z || y0 >= u_clip.w) return;
+  int ywmax = u_size.x / 4 - 1;     // the last luma word of a row
   int wmax = (u_csize.x - 1) >> 1;  // the last word holding a site (chroma width even)
   // Vertically mixed chroma of each block row comes from the sites of rows NR; fetch
   // each site once.
@@ -90,14 +107,19 @@ void main() {
     for (int s = 0; s < NS; ++s) v[s] = mix(site[r][s], site[r + 1][s], fy);
     int yrow = min(y0 + dy, u_size.y - 1);
     for (int k = 0; k < BW / 4; ++k) {
-      vec4 l = vec4(luma4(x0 / 4 + k, yrow));
+      // A partial block at the right edge reads the last word again (not stored).
+      vec4 l = vec4(luma4(min(x0 / 4 + k, ywmax), yrow));
       for (int i = 0; i < 4; ++i) {
         int dx = 4 * k + i;
         // Left siting: even pixels sit on site dx/2, odd ones halfway to the next.
         vec2 uv = (dx & 1) == 0 ? v[dx / 2] : mix(v[dx / 2], v[dx / 2 + 1], 0.5);
         vec3 rgb = u_to_rgb * (vec3(l[i], uv) - u_offset);
-        // Stores outside the image (partial blocks) have no effect.
-        imageStore(u_out, ivec2(x0 + dx, y0 + dy), vec4(clamp(rgb, 0.0, 1.0), 1.0));
+        ivec2 p = ivec2(x0 + dx, y0 + dy);
+        vec4 o = vec4(clamp(rgb, 0.0, 1.0), 1.0);
+#ifdef STORE_BGRA
+        o = o.bgra;
+#endif
+        if (all(greaterThanEqual(p, u_clip.xy)) && all(lessThan(p, u_clip.zw))) imageStore(u_out, p, o);
       }
     }
   }

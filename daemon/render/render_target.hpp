@@ -16,6 +16,12 @@ struct RenderTarget {
   // Its alpha channel means nothing (a client's opaque buffer shown as it is): reads give
   // alpha 1, as a composed frame has.
   bool opaque = false;
+  // An immutable RGBA8-class texture behind fbo that a compute shader can bind as an image
+  // (glBindImageTexture), so the renderer's compute unpack can write it; 0: none (a
+  // renderbuffer, or a texture that is not immutable).
+  GLuint image = 0;
+  // The image's memory is B, G, R, X (a KMS XRGB8888 buffer): stores swap red and blue.
+  bool image_bgra = false;
 };
 
 }  // namespace ferry

@@ -49,6 +49,35 @@ Mat3 layout_to_fb(const Rect& box, int32_t scale, Transform t) {
          Mat3::translate(float(-box.x), float(-box.y));
 }
 
+// Framebuffer pixels -> normalized texture coordinates of an item (l2f: layout ->
+// framebuffer of the frame's output).
+Mat3 item_fb_to_tex(const DrawItem& it, const Mat3& l2f) {
+  // unit quad -> layout, and unit quad -> texture coordinates.
+  Mat3 unit_to_layout = Mat3::translate(float(it.box.x), float(it.box.y)) *
+                        Mat3::scale(float(it.box.width), float(it.box.height));
+  bool swap = transform_swaps_axes(it.buffer_transform);
+  float bw = float(it.texture->width()), bh = float(it.texture->height());
+  float tw = swap ? bh : bw, th = swap ? bw : bh;  // transformed buffer size
+  Mat3 unit_to_src = Mat3::translate(float(it.src_x), float(it.src_y)) *
+                     Mat3::scale(float(it.src_w), float(it.src_h));
+  // Surface orientation -> raw buffer: a buffer with transform T holds the content the
+  // way an output with transform T shows it.
+  Mat3 src_to_buf = Mat3::transform(it.buffer_transform, tw, th);
+  Mat3 unit_to_tex = Mat3::scale(1.0f / bw, 1.0f / bh) * src_to_buf * unit_to_src;
+  // linux-dmabuf y_invert: the buffer's first row is the bottom of the picture.
+  if (it.texture->y_inverted()) unit_to_tex = Mat3::translate(0, 1) * Mat3::scale(1, -1) * unit_to_tex;
+  return unit_to_tex * (l2f * unit_to_layout).inverse();
+}
+
+bool drawable(const DrawItem& it) { return it.texture && it.src_w > 0 && it.src_h > 0; }
+
+// The compute unpack's block (BW x BH pixels per invocation) and workgroup (LX x LY
+// invocations): 8x2 blocks in 32x2 groups were the fastest shape on llvmpipe
+// (docs/benchmarks.md); the block origin is aligned to 4 x 2 pixels (words, chroma rows).
+constexpr int kBlockW = 8, kBlockH = 2, kGroupX = 32, kGroupY = 2;
+// Past this many damaged rectangles, one dispatch each costs more than it saves.
+constexpr size_t kMaxComputeRects = 32;
+
 }  // namespace
 
 SurfaceTexture::~SurfaceTexture() = default;  // storage_ deletes an owned texture
@@ -97,6 +126,174 @@ GLuint Renderer::yuv_program(const YuvPlanes& planes) {
   prog = link_program("blit.vert", "transfer_unpack.frag", kDefines[variant], &error);
   if (!prog) log_warn("renderer: fused YUV program: %s", error.c_str());
   return prog;
+}
+
+GLuint Renderer::compute_program(bool ssbo, bool oy_half, bool bgra) {
+  const int variant = (ssbo ? 1 : 0) | (oy_half ? 2 : 0) | (bgra ? 4 : 0);
+  if (cs_prog_[variant] || cs_failed_[variant]) return cs_prog_[variant];
+  char defines[160];
+  std::snprintf(defines, sizeof defines,
+                "#define BW %d\n#define BH %d\n#define LX %d\n#define LY %d\n#define OY %s\n%s%s",
+                kBlockW, kBlockH, kGroupX, kGroupY, oy_half ? "0.5" : "0.0",
+                ssbo ? "#define SSBO 1\n" : "", bgra ? "#define STORE_BGRA 1\n" : "");
+  std::string error;
+  cs_prog_[variant] = link_compute_program("transfer_unpack.comp", defines, &error);
+  if (!cs_prog_[variant]) {
+    // Once: the fragment path composes these surfaces from now on.
+    cs_failed_[variant] = true;
+    log_warn("renderer: compute unpack program: %s; the fragment path composes NV12",
+             error.c_str());
+  }
+  return cs_prog_[variant];
+}
+
+int Renderer::compute_item(const RenderTarget& target, const FrameInput& frame, const Mat3& l2f,
+                           const char** why) const {
+  *why = nullptr;
+  // The lowest visible item (-1 unless it is a YUV surface; *why: why the compute unpack
+  // cannot write it): the topmost one that covers the output opaquely (everything
+  // beneath it is hidden).
+  int index = -1;
+  for (size_t i = frame.items.size(); i-- > 0;) {
+    const DrawItem& it = frame.items[i];
+    if (!drawable(it) || it.alpha < 1.0f) continue;
+    Region hole(frame.output_box);
+    if (!it.texture->opaque()) {
+      Region o = it.opaque;
+      o.intersect(it.box);
+      hole.subtract(o);
+    } else {
+      hole.subtract(it.box);
+    }
+    if (hole.empty()) {
+      index = int(i);
+      break;
+    }
+  }
+  if (index < 0) return -1;
+  const DrawItem& it = frame.items[size_t(index)];
+  const YuvPlanes* yuv = it.texture->yuv();
+  if (!yuv) return -1;  // not a YUV surface: nothing to say
+  if (!compute_unpack_) {
+    *why = "the compute unpack is off";
+  } else if (!target.image) {
+    *why = "the target cannot be bound as an image";
+  } else if (!egl_->caps().compute) {
+    *why = "no GLES 3.1";
+  } else if (!yuv->filtered || !yuv->semiplanar || yuv->shift || yuv->norm > 0) {
+    *why = "not NV12";
+  } else if (yuv->origin[0] != 0.0f || (yuv->origin[1] != 0.0f && yuv->origin[1] != 0.5f)) {
+    *why = "chroma not left-sited";
+  } else if (it.texture->width() % 4) {
+    *why = "width not a multiple of 4";
+  } else if (it.texture->width() != target.width || it.texture->height() != target.height) {
+    *why = "not the target's size";
+  } else {
+    // Pixel (x, y) of the target must show texel (x, y): no scale, transform, y-inversion
+    // or offset (texel units; the item covers the target, so its size is the target's).
+    Mat3 texels = Mat3::scale(float(it.texture->width()), float(it.texture->height())) *
+                  item_fb_to_tex(it, l2f);
+    static const float kIdentity[6] = {1, 0, 0, 0, 1, 0};
+    for (int k = 0; k < 6 && !*why; ++k)
+      if (std::fabs(texels.m[size_t(k)] - kIdentity[k]) > 1e-4f) *why = "not drawn 1:1";
+  }
+  return index;
+}
+
+bool Renderer::dispatch_unpack(const RenderTarget& target, const DrawItem& it,
+                               const std::vector<Rect>& rects) {
+  const YuvPlanes& yuv = *it.texture->yuv();
+  const bool ssbo = yuv.words != 0;
+  GLuint prog = compute_program(ssbo, yuv.origin[1] != 0.0f, target.image_bgra);
+  if (!prog) return false;
+  const Uniforms& u = uniforms(prog);
+  const int32_t w = it.texture->width(), h = it.texture->height();
+  glUseProgram(prog);
+  if (ssbo) {
+    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 0, yuv.words);
+    glUniform1i(u.words[0], yuv.word_offset[0]);
+    glUniform1i(u.words[1], yuv.word_stride[0]);
+    glUniform1i(u.words[2], yuv.word_offset[1]);
+    glUniform1i(u.words[3], yuv.word_stride[1]);
+  } else {
+    for (int p = 0; p < 2; ++p) {
+      glActiveTexture(GLenum(GL_TEXTURE0 + p));
+      glBindTexture(GL_TEXTURE_2D, yuv.tex[p]);
+      glUniform1i(u.planes[p], p);
+    }
+    glActiveTexture(GL_TEXTURE0);
+  }
+  glUniformMatrix3fv(u.to_rgb, 1, GL_TRUE, yuv.to_rgb);
+  glUniform3f(u.offset, yuv.offset[0], yuv.offset[1], yuv.offset[2]);
+  glUniform2i(u.size, w, h);
+  glUniform2i(u.csize, (w + 1) / 2, (h + 1) / 2);
+  glBindImageTexture(0, target.image, 0, GL_FALSE, 0, GL_WRITE_ONLY, GL_RGBA8);
+  for (const Rect& r : rects) {
+    // Blocks from the aligned corner; the shader stores only inside the rectangle.
+    const int32_t x0 = r.x & ~3, y0 = r.y & ~1;
+    const int32_t bx = (r.right() - x0 + kBlockW - 1) / kBlockW;
+    const int32_t by = (r.bottom() - y0 + kBlockH - 1) / kBlockH;
+    glUniform2i(u.block0, x0, y0);
+    glUniform4i(u.clip, r.x, r.y, r.right(), r.bottom());
+    glDispatchCompute(GLuint((bx + kGroupX - 1) / kGroupX), GLuint((by + kGroupY - 1) / kGroupY), 1);
+  }
+  // The draws above blend over these pixels; captures read them (glReadPixels, into a
+  // PBO too); a backend may sample or copy the target's texture.
+  glMemoryBarrier(GL_FRAMEBUFFER_BARRIER_BIT | GL_TEXTURE_FETCH_BARRIER_BIT |
+                  GL_TEXTURE_UPDATE_BARRIER_BIT | GL_PIXEL_BUFFER_BARRIER_BIT);
+  glBindImageTexture(0, 0, 0, GL_FALSE, 0, GL_WRITE_ONLY, GL_RGBA8);
+  if (ssbo) glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 0, 0);
+  return true;
+}
+
+void Renderer::check_image_target(RenderTarget& target) {
+  if (!target.image) return;
+  const char* why = nullptr;
+  if (!egl_->caps().compute) why = "no GLES 3.1";
+  std::string error;
+  GLuint prog = 0;
+  if (!why) {
+    egl_->make_current();
+    // One invocation: (1, 0.5, 0.25) at pixel (0, 0), swapped where the memory is BGRX.
+    std::string src = std::string("#version 310 es\nlayout(local_size_x = 1) in;\n"
+                                  "layout(rgba8, binding = 0) writeonly uniform highp image2D u_out;\n"
+                                  "void main() { imageStore(u_out, ivec2(0), vec4(") +
+                      (target.image_bgra ? "0.25, 0.5, 1.0" : "1.0, 0.5, 0.25") + ", 1.0)); }\n";
+    GLuint sh = glCreateShader(GL_COMPUTE_SHADER);
+    const char* text = src.c_str();
+    glShaderSource(sh, 1, &text, nullptr);
+    glCompileShader(sh);
+    prog = glCreateProgram();
+    glAttachShader(prog, sh);
+    glLinkProgram(prog);
+    glDeleteShader(sh);
+    GLint linked = 0;
+    glGetProgramiv(prog, GL_LINK_STATUS, &linked);
+    if (!linked) why = "the probe shader does not link";
+  }
+  if (!why) {
+    while (glGetError() != GL_NO_ERROR) {
+    }
+    glUseProgram(prog);
+    glBindImageTexture(0, target.image, 0, GL_FALSE, 0, GL_WRITE_ONLY, GL_RGBA8);
+    glDispatchCompute(1, 1, 1);
+    glMemoryBarrier(GL_FRAMEBUFFER_BARRIER_BIT | GL_TEXTURE_UPDATE_BARRIER_BIT);
+    glBindImageTexture(0, 0, 0, GL_FALSE, 0, GL_WRITE_ONLY, GL_RGBA8);
+    uint8_t px[4] = {};
+    glBindFramebuffer(GL_FRAMEBUFFER, target.fbo);
+    glPixelStorei(GL_PACK_ALIGNMENT, 4);
+    glReadPixels(0, 0, 1, 1, GL_RGBA, GL_UNSIGNED_BYTE, px);
+    glBindFramebuffer(GL_FRAMEBUFFER, 0);
+    if (glGetError() != GL_NO_ERROR) why = "GL error";
+    else if (std::abs(px[0] - 255) > 1 || std::abs(px[1] - 128) > 1 || std::abs(px[2] - 64) > 1)
+      why = "a stored pixel reads back otherwise";
+  }
+  if (prog) glDeleteProgram(prog);
+  if (why) {
+    log_info("renderer: a %dx%d target cannot be written as an image (%s): full-screen NV12 "
+             "surfaces take the fragment path there", target.width, target.height, why);
+    target.image = 0;
+  }
 }
 
 const std::vector<uint32_t>& Renderer::shm_formats() {
@@ -276,6 +473,11 @@ const Renderer::Uniforms& Renderer::uniforms(GLuint program) {
   u.to_rgb = glGetUniformLocation(program, "u_to_rgb");
   u.offset = glGetUniformLocation(program, "u_offset");
   u.norm = glGetUniformLocation(program, "u_norm");
+  u.block0 = glGetUniformLocation(program, "u_block0");
+  u.clip = glGetUniformLocation(program, "u_clip");
+  u.csize = glGetUniformLocation(program, "u_csize");
+  static const char* const kWords[4] = {"u_y_word", "u_y_stride", "u_uv_word", "u_uv_stride"};
+  for (int i = 0; i < 4; ++i) u.words[i] = glGetUniformLocation(program, kWords[i]);
   uniforms_.emplace_back(program, u);
   return uniforms_.back().second;
 }
@@ -297,14 +499,14 @@ FrameStats Renderer::render(const RenderTarget& target, const FrameInput& frame)
                     Mat3::scale(2.0f / float(target.width), 2.0f / float(target.height));
   auto proj = fb_to_clip.gl();
   Mat3 l2f = layout_to_fb(frame.output_box, frame.scale, frame.transform);
+  const char* cs_why = nullptr;
+  const int cs_index = compute_item(target, frame, l2f, &cs_why);
+  int cs_state = -1;  // 1: the compute unpack wrote it, 0: the fragment path drew it
 
   // Occlusion, top to bottom: an item draws only the damage that no opaque item above it
   // covers, and the background only what no opaque item covers. Where an item is opaque
   // it is drawn without blending (the result is the same: ONE, ONE_MINUS_SRC_ALPHA with
   // alpha 1), which is most of a full-screen client's cost on a software rasteriser.
-  auto drawable = [](const DrawItem& it) {
-    return it.texture && it.src_w > 0 && it.src_h > 0;
-  };
   std::vector<Region> clips(frame.items.size()), opaque_clips(frame.items.size());
   Region covered;
   for (size_t i = frame.items.size(); i-- > 0;) {
@@ -377,23 +579,33 @@ FrameStats Renderer::render(const RenderTarget& target, const FrameInput& frame)
     const DrawItem& it = frame.items[i];
     if (!drawable(it)) continue;
     if (clips[i].empty() && opaque_clips[i].empty() && over_bg[i].empty()) continue;
-    // unit quad -> layout, and unit quad -> texture coordinates.
-    Mat3 unit_to_layout = Mat3::translate(float(it.box.x), float(it.box.y)) *
-                          Mat3::scale(float(it.box.width), float(it.box.height));
-    bool swap = transform_swaps_axes(it.buffer_transform);
+    Mat3 fb_to_tex = item_fb_to_tex(it, l2f);
     float bw = float(it.texture->width()), bh = float(it.texture->height());
-    float tw = swap ? bh : bw, th = swap ? bw : bh;  // transformed buffer size
-    Mat3 unit_to_src = Mat3::translate(float(it.src_x), float(it.src_y)) *
-                       Mat3::scale(float(it.src_w), float(it.src_h));
-    // Surface orientation -> raw buffer: a buffer with transform T holds the content the
-    // way an output with transform T shows it.
-    Mat3 src_to_buf = Mat3::transform(it.buffer_transform, tw, th);
-    Mat3 unit_to_tex = Mat3::scale(1.0f / bw, 1.0f / bh) * src_to_buf * unit_to_src;
-    // linux-dmabuf y_invert: the buffer's first row is the bottom of the picture.
-    if (it.texture->y_inverted()) unit_to_tex = Mat3::translate(0, 1) * Mat3::scale(1, -1) * unit_to_tex;
-    Mat3 fb_to_tex = unit_to_tex * (l2f * unit_to_layout).inverse();
     auto tex = fb_to_tex.gl();
     const YuvPlanes* yuv = it.texture->yuv();
+    // The compute unpack writes what the fragment path would draw here: the damage no
+    // opaque item above covers (the surface is opaque, so that is all of it).
+    if (int(i) == cs_index) cs_state = 0;
+    if (int(i) == cs_index && !cs_why) {
+      std::vector<Rect> rects = opaque_clips[i].rects();
+      if (!clips[i].empty() || !over_bg[i].empty()) {
+        cs_why = "not opaque";  // cannot happen: YUV surfaces are
+      } else if (rects.size() > kMaxComputeRects) {
+        cs_why = "too many damaged rectangles";
+      } else if (!dispatch_unpack(target, it, rects)) {
+        cs_why = "no compute program";
+      } else {
+        stats.compute_dispatches += uint32_t(rects.size());
+        it.texture->unpacked_by_ = YuvUnpack::compute;
+        yuv_counts_.compute++;
+        cs_state = 1;
+        continue;
+      }
+    }
+    if (yuv) {
+      it.texture->unpacked_by_ = YuvUnpack::fused;
+      yuv_counts_.fused++;
+    }
     // Framebuffer pixel centres on texel centres (no scaling, integer offset): bilinear
     // filtering would return each texel as it is, so nearest gives the same pixels at a
     // fraction of the cost on a software rasteriser (weston does the same).
@@ -455,6 +667,12 @@ FrameStats Renderer::render(const RenderTarget& target, const FrameInput& frame)
   glBindSampler(0, 0);
   glBindVertexArray(0);
   glFlush();
+  // Once per change, for frames whose lowest visible item is a YUV surface.
+  if (cs_state >= 0 && cs_state != compute_state_)
+    log_debug("renderer: full-screen YUV surface: %s%s%s",
+              cs_state ? "compute unpack into the target" : "fragment path (",
+              cs_state ? "" : cs_why ? cs_why : "?", cs_state ? "" : ")");
+  if (cs_state >= 0) compute_state_ = cs_state;
   return stats;
 }
 
@@ -486,7 +704,7 @@ bool Renderer::ensure_offscreen(RenderTarget& target, GLuint& tex, int32_t w, in
   release_offscreen(target, tex);
   gl_objects::gen_textures(1, &tex);
   glBindTexture(GL_TEXTURE_2D, tex);
-  glTexStorage2D(GL_TEXTURE_2D, 1, GL_RGBA8, w, h);
+  glTexStorage2D(GL_TEXTURE_2D, 1, GL_RGBA8, w, h);  // immutable: an image too
   gl_objects::gen_framebuffers(1, &target.fbo);
   glBindFramebuffer(GL_FRAMEBUFFER, target.fbo);
   glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, tex, 0);
@@ -495,6 +713,7 @@ bool Renderer::ensure_offscreen(RenderTarget& target, GLuint& tex, int32_t w, in
   target.width = w;
   target.height = h;
   target.age = 0;
+  target.image = tex;
   if (!ok) release_offscreen(target, tex);
   return ok;
 }

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "render/matrix.hpp"
 #include "render/render_target.hpp"
 #include "util/region.hpp"
 
@@ -37,6 +38,18 @@ struct YuvPlanes {
   float origin[2] = {0, 0};   // chroma siting in luma pixels
   float to_rgb[9] = {};       // row-major
   float offset[3] = {};
+  // NV12 from the sysmem ring: the packet's upload buffer, which the compute unpack reads
+  // as an SSBO of 32-bit words instead of the planes (0: none; the planes are read then).
+  // Offsets and row strides of Y and CbCr in words.
+  GLuint words = 0;
+  int32_t word_offset[2] = {0, 0}, word_stride[2] = {0, 0};
+};
+
+// How a YUV surface was last composed (ferryctl, --stats).
+enum class YuvUnpack : uint8_t {
+  none,     // not composed yet (or not a YUV surface)
+  fused,    // the fragment shader converted it per fragment (transfer_unpack.frag)
+  compute,  // the compute unpack wrote it into the target image (transfer_unpack.comp)
 };
 
 // A linear buffer the display device may scan out that holds exactly what a borrowed
@@ -72,6 +85,8 @@ class SurfaceTexture {
   // Non-null: the same pixels in a buffer a plane may show (set by the transfer engine).
   const ScanoutSource* scanout() const { return scanout_.fd >= 0 ? &scanout_ : nullptr; }
   void set_scanout(ScanoutSource source) { scanout_ = std::move(source); }
+  // YUV: which path composed it last (the renderer notes it on a const texture).
+  YuvUnpack unpacked_by() const { return unpacked_by_; }
   // Keeps the GL texture (owned ones only; null otherwise) alive and its pixels unchanged
   // while a copy lives, for a backend that shows it as its output's frame (headless direct
   // frames): the renderer uploads the next contents into a new texture meanwhile.
@@ -92,6 +107,7 @@ class SurfaceTexture {
   YuvPlanes yuv_;
   uint64_t import_id_ = 0;  // id of the DmabufBuffer import this was made from (0: none)
   ScanoutSource scanout_;
+  mutable YuvUnpack unpacked_by_ = YuvUnpack::none;
 };
 
 struct DrawItem {
@@ -118,6 +134,9 @@ struct FrameInput {
 struct FrameStats {
   uint32_t rects = 0;   // clip rectangles drawn (framebuffer space)
   uint32_t passes = 0;  // draw batches issued
+  // The bottom visible surface (NV12, full-screen, 1:1) was written by the compute unpack
+  // in this many dispatches (one per damaged rectangle it shows); 0: not.
+  uint32_t compute_dispatches = 0;
 };
 
 // Splits 'count' rectangles into batches of at most 'capacity': returns the offset where
@@ -161,7 +180,28 @@ class Renderer {
                      std::string* error);
 
   // Draws one frame. Only pixels inside frame.damage change.
+  //
+  // Compute unpack: when the lowest visible item covers the whole target, opaque, and is
+  // an NV12 surface (YuvPlanes::filtered, left-sited chroma, width a multiple of 4) whose
+  // pixels map 1:1 onto the target's (no scale, transform, y-inversion or offset), and the
+  // target has an image (RenderTarget::image), its damaged rectangles are written by
+  // transfer_unpack.comp with imageStore (from YuvPlanes::words as an SSBO when set, else
+  // from the R8 + RG8 planes) and the items above are drawn over them as usual. The pixels
+  // are the fragment path's, bit for bit. Anything else takes the fused fragment path.
   FrameStats render(const RenderTarget& target, const FrameInput& frame);
+  // Stores a known colour into target.image by compute and reads it back through the
+  // framebuffer: clears target.image (the compute unpack is not used there) when it does
+  // not arrive as written, e.g. a driver that does not take an rgba8 image over the
+  // buffer's format (KMS buffers; the stored pixel is drawn over by the first frame).
+  void check_image_target(RenderTarget& target);
+  // Off: always the fragment path (tests, the benchmark's comparison row,
+  // FERRY_COMPUTE_UNPACK=0).
+  void set_compute_unpack(bool on) { compute_unpack_ = on; }
+  // YUV surfaces composed so far per path (a surface drawn in a frame counts once).
+  struct YuvCounts {
+    uint64_t fused = 0, compute = 0;
+  };
+  const YuvCounts& yuv_counts() const { return yuv_counts_; }
 
   // Reads a framebuffer-space rectangle of a target into memory as 8-bit RGBA-family pixels.
   // drm_format: DRM_FORMAT_XRGB8888/ARGB8888 (BGRA bytes) or XBGR8888/ABGR8888 (RGBA bytes).
@@ -187,6 +227,8 @@ class Renderer {
     GLint proj = -1, tex = -1, alpha = -1, sampler = -1, color = -1;
     GLint planes[3] = {-1, -1, -1}, size = -1, shift = -1, origin = -1, to_rgb = -1,
           offset = -1, norm = -1;
+    // transfer_unpack.comp
+    GLint block0 = -1, clip = -1, csize = -1, words[4] = {-1, -1, -1, -1};
   };
   const Uniforms& uniforms(GLuint program);
   std::vector<std::pair<GLuint, Uniforms>> uniforms_;
@@ -200,6 +242,21 @@ class Renderer {
   // UNORM planes.
   GLuint yuv_prog_[5] = {0, 0, 0, 0, 0};
   GLuint yuv_program(const YuvPlanes& planes);
+  // Compute unpack (lazy, each compiled once): [SSBO or planes][OY 0 or 0.5][STORE_BGRA].
+  GLuint cs_prog_[8] = {};
+  bool cs_failed_[8] = {};
+  GLuint compute_program(bool ssbo, bool oy_half, bool bgra);
+  // The index of the frame's lowest visible item when it is a YUV surface (else -1), and
+  // *why not null when the compute unpack cannot write it.
+  int compute_item(const RenderTarget& target, const FrameInput& frame, const Mat3& l2f,
+                   const char** why) const;
+  // Writes item 'it' into target.image over 'rects' (framebuffer pixels); false (nothing
+  // written) when the program is not there.
+  bool dispatch_unpack(const RenderTarget& target, const DrawItem& it,
+                       const std::vector<Rect>& rects);
+  bool compute_unpack_ = true;
+  int compute_state_ = -1;  // last frame with a YUV item: 1 compute, 0 fragment (debug log)
+  YuvCounts yuv_counts_;
   GLuint vbo_ = 0, vao_ = 0;
   GLuint nearest_sampler_ = 0;  // for draws that map pixels 1:1 onto texels
   bool bgra_upload_ = false;  // GL_EXT_texture_format_BGRA8888

@@ -1,7 +1,6 @@
 #include "transfer/dest_stage.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <cstring>
 
 #include "render/gl_objects.hpp"
@@ -128,77 +127,6 @@ void DestStage::finish_upload(Upload& up) {
   next_ = (next_ + 1) % uploads_.size();
 }
 
-bool DestStage::consume_to_image(const Packet& p, GLuint image, const ComputeUnpack& v,
-                                 std::string* error) {
-  const PayloadLayout& l = p.layout;
-  if (!ctx_.make_current()) {
-    *error = "destination context: eglMakeCurrent failed";
-    return false;
-  }
-  const GlCaps& caps = ctx_.caps();
-  if (caps.gles_major < 3 || (caps.gles_major == 3 && caps.gles_minor < 1)) {
-    *error = "the compute unpack needs GLES 3.1";
-    return false;
-  }
-  if (p.mode != TransferMode::nv12 || l.payload != Payload::nv12 || l.width % 4 ||
-      chroma_origin(p.color.siting, 0) != 0.0 || v.block_w % 4 || v.block_w <= 0 ||
-      v.block_h % 2 || v.block_h <= 0 || v.local_x <= 0 || v.local_y <= 0) {
-    *error = "the compute unpack takes NV12, left-sited, width a multiple of 4";
-    return false;
-  }
-  char defines[160];
-  std::snprintf(defines, sizeof defines, "#define BW %d\n#define BH %d\n#define LX %d\n#define LY %d\n"
-                "#define OY %.1f\n%s", v.block_w, v.block_h, v.local_x, v.local_y,
-                chroma_origin(p.color.siting, 1), v.ssbo ? "#define SSBO 1\n" : "");
-  GLuint prog = programs_.compute("transfer_unpack.comp", defines, error);
-  if (!prog) return false;
-  Upload& up = stage_upload(p);
-  glUseProgram(prog);
-  if (v.ssbo) {
-    // The packet's words as they are: plane offsets and strides are multiples of 4.
-    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 0, up.buffer);
-    glUniform1i(glGetUniformLocation(prog, "u_y_word"), GLint(l.plane_offset[0] / 4));
-    glUniform1i(glGetUniformLocation(prog, "u_y_stride"), GLint(l.plane_stride[0] / 4));
-    glUniform1i(glGetUniformLocation(prog, "u_uv_word"), GLint(l.plane_offset[1] / 4));
-    glUniform1i(glGetUniformLocation(prog, "u_uv_stride"), GLint(l.plane_stride[1] / 4));
-  } else {
-    // Y as W/4 RGBA8UI texels, CbCr as CW/2 (the chroma width is even).
-    GLuint y4 = plane(9, GL_RGBA8UI, l.width / 4, l.height);
-    glBindTexture(GL_TEXTURE_2D, y4);
-    glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, l.width / 4, l.height, GL_RGBA_INTEGER, GL_UNSIGNED_BYTE,
-                    reinterpret_cast<void*>(l.plane_offset[0]));
-    GLuint uv4 = plane(10, GL_RGBA8UI, l.chroma_width / 2, l.chroma_height);
-    glBindTexture(GL_TEXTURE_2D, uv4);
-    glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, l.chroma_width / 2, l.chroma_height, GL_RGBA_INTEGER,
-                    GL_UNSIGNED_BYTE, reinterpret_cast<void*>(l.plane_offset[1]));
-    glActiveTexture(GL_TEXTURE0);
-    glBindTexture(GL_TEXTURE_2D, y4);
-    glUniform1i(glGetUniformLocation(prog, "u_y4"), 0);
-    glActiveTexture(GL_TEXTURE1);
-    glBindTexture(GL_TEXTURE_2D, uv4);
-    glUniform1i(glGetUniformLocation(prog, "u_uv4"), 1);
-    glActiveTexture(GL_TEXTURE0);
-  }
-  set_color_uniforms(prog, yuv_coeffs(p.color.matrix, p.color.range, 8));
-  glUniform2i(glGetUniformLocation(prog, "u_size"), l.width, l.height);
-  glUniform2i(glGetUniformLocation(prog, "u_csize"), l.chroma_width, l.chroma_height);
-  glBindImageTexture(0, image, 0, GL_FALSE, 0, GL_WRITE_ONLY, GL_RGBA8);
-  const int bx = (l.width + v.block_w - 1) / v.block_w, by = (l.height + v.block_h - 1) / v.block_h;
-  glDispatchCompute(GLuint((bx + v.local_x - 1) / v.local_x), GLuint((by + v.local_y - 1) / v.local_y), 1);
-  // Composition, scanout copies and readback see the stores.
-  glMemoryBarrier(GL_TEXTURE_FETCH_BARRIER_BIT | GL_FRAMEBUFFER_BARRIER_BIT |
-                  GL_TEXTURE_UPDATE_BARRIER_BIT);
-  glBindImageTexture(0, 0, 0, GL_FALSE, 0, GL_WRITE_ONLY, GL_RGBA8);
-  glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 0, 0);
-  glBindBuffer(GL_PIXEL_UNPACK_BUFFER, 0);
-  if (GLenum err = glGetError(); err != GL_NO_ERROR) {
-    *error = "GL error " + std::to_string(err) + " in the compute unpack";
-    return false;
-  }
-  finish_upload(up);
-  return true;
-}
-
 YuvPlanes fused_planes(const ColorSpec& color, const GLuint tex[3], bool semiplanar, bool ten,
                        bool filtered) {
   const YuvCoeffs k = yuv_coeffs(color.matrix, color.range, ten ? 10 : 8);
@@ -253,6 +181,17 @@ bool DestStage::unpack_yuv(const Packet& p, YuvPlanes* fused, std::string* error
   }
   if (fused) {
     *fused = fused_planes(p.color, tex, !planar, ten, !planar && !ten && gather);
+    // NV12: the compute unpack may read the upload buffer itself (Renderer::render): it
+    // stays as it is until the third consume from now, and the next one replaces the
+    // surface's texture. The words are the packet's: offsets and strides are multiples of 4.
+    if (fused->filtered && l.plane_offset[0] % 4 == 0 && l.plane_offset[1] % 4 == 0 &&
+        l.plane_stride[0] % 4 == 0 && l.plane_stride[1] % 4 == 0) {
+      fused->words = uploads_[next_].buffer;
+      for (int i = 0; i < 2; ++i) {
+        fused->word_offset[i] = int32_t(l.plane_offset[size_t(i)] / 4);
+        fused->word_stride[i] = int32_t(l.plane_stride[size_t(i)] / 4);
+      }
+    }
     return true;
   }
   glUseProgram(prog);

@@ -54,19 +54,6 @@ class DestStage {
   bool scatter_atlas(const GLuint atlas[3], bool nv12, const ColorSpec& color, int32_t width,
                      int32_t height, int32_t tile, uint32_t count, int32_t list_row,
                      std::string* error);
-  // Experiment (transfer_unpack.comp; ferry-bench offload's "nv12 compute" rows): an NV12
-  // packet uploaded and unpacked by a compute shader straight into 'image', an immutable
-  // RGBA8 texture of the packet's size (a render target bound as an image), one invocation
-  // per block_w x block_h pixels. ssbo: the shader reads the upload buffer itself (no
-  // plane textures); else the planes are uploaded as RGBA8UI textures (4 bytes a texel).
-  // Needs GLES 3.1, left-sited chroma and a width that is a multiple of 4.
-  struct ComputeUnpack {
-    int block_w = 4, block_h = 2;  // block_w a multiple of 4, block_h even
-    int local_x = 8, local_y = 8;  // workgroup size
-    bool ssbo = false;
-  };
-  bool consume_to_image(const Packet& packet, GLuint image, const ComputeUnpack& variant,
-                        std::string* error);
   // Blocks until the last consume() finished on the GPU (tests and the benchmark).
   bool wait_idle();
   // The persistent RGBA8 copy (0 before the first packet). Rows top to bottom.
@@ -110,9 +97,8 @@ class DestStage {
     int32_t width = 0, height = 0;
   };
   // y, uv/cb, cr, tile stream, tile list, NV12 tile Y and CbCr streams, and for fused NV12
-  // the same Y and CbCr as normalized (R8, RG8 with linear filtering) textures, and the
-  // compute unpack's RGBA8UI views of Y and CbCr.
-  PlaneTex planes_[11];
+  // the same Y and CbCr as normalized (R8, RG8 with linear filtering) textures.
+  PlaneTex planes_[9];
 };
 
 }  // namespace ferry::transfer

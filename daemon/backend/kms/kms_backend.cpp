@@ -24,6 +24,7 @@
 #include "presentation-time-protocol.h"
 #include "render/egl_context.hpp"
 #include "render/gl_objects.hpp"
+#include "render/renderer.hpp"
 #include "sync/sync_file.hpp"
 #include "util/clock.hpp"
 #include "util/log.hpp"
@@ -50,6 +51,7 @@ struct EglProcs {
   PFNEGLCREATEIMAGEKHRPROC create_image = nullptr;
   PFNEGLDESTROYIMAGEKHRPROC destroy_image = nullptr;
   PFNGLEGLIMAGETARGETRENDERBUFFERSTORAGEOESPROC image_to_rbo = nullptr;
+  PFNGLEGLIMAGETARGETTEXSTORAGEEXTPROC image_to_tex = nullptr;  // GL_EXT_EGL_image_storage
   PFNEGLCREATESYNCKHRPROC create_sync = nullptr;
   PFNEGLDESTROYSYNCKHRPROC destroy_sync = nullptr;
   PFNEGLCLIENTWAITSYNCKHRPROC client_wait = nullptr;
@@ -61,6 +63,8 @@ struct EglProcs {
       e.destroy_image = reinterpret_cast<PFNEGLDESTROYIMAGEKHRPROC>(eglGetProcAddress("eglDestroyImageKHR"));
       e.image_to_rbo = reinterpret_cast<PFNGLEGLIMAGETARGETRENDERBUFFERSTORAGEOESPROC>(
           eglGetProcAddress("glEGLImageTargetRenderbufferStorageOES"));
+      e.image_to_tex = reinterpret_cast<PFNGLEGLIMAGETARGETTEXSTORAGEEXTPROC>(
+          eglGetProcAddress("glEGLImageTargetTexStorageEXT"));
       e.create_sync = reinterpret_cast<PFNEGLCREATESYNCKHRPROC>(eglGetProcAddress("eglCreateSyncKHR"));
       e.destroy_sync = reinterpret_cast<PFNEGLDESTROYSYNCKHRPROC>(eglGetProcAddress("eglDestroySyncKHR"));
       e.client_wait = reinterpret_cast<PFNEGLCLIENTWAITSYNCKHRPROC>(eglGetProcAddress("eglClientWaitSyncKHR"));
@@ -335,13 +339,34 @@ bool KmsOutput::init(std::string* error) {
       return false;
     }
     gl_objects::created(gl_objects::Kind::egl_image);
-    gl_objects::gen_renderbuffers(1, &s.rbo);
-    glBindRenderbuffer(GL_RENDERBUFFER, s.rbo);
-    egl.image_to_rbo(GL_RENDERBUFFER, s.image);
     gl_objects::gen_framebuffers(1, &s.target.fbo);
     glBindFramebuffer(GL_FRAMEBUFFER, s.target.fbo);
-    glFramebufferRenderbuffer(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_RENDERBUFFER, s.rbo);
-    GLenum status = glCheckFramebufferStatus(GL_FRAMEBUFFER);
+    // A texture with the buffer as its immutable storage can also be bound as an image, so
+    // the renderer's compute unpack can write a full-screen NV12 surface into it; a
+    // renderbuffer cannot. The renderbuffer where the extension is missing or refuses.
+    GLenum status = GL_FRAMEBUFFER_UNSUPPORTED;
+    if (egl.image_to_tex && kms_.server_.egl().has_gl_extension("GL_EXT_EGL_image_storage")) {
+      while (glGetError() != GL_NO_ERROR) {
+      }
+      gl_objects::gen_textures(1, &s.tex);
+      glBindTexture(GL_TEXTURE_2D, s.tex);
+      egl.image_to_tex(GL_TEXTURE_2D, s.image, nullptr);
+      glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, s.tex, 0);
+      status = glGetError() == GL_NO_ERROR ? glCheckFramebufferStatus(GL_FRAMEBUFFER)
+                                           : GL_FRAMEBUFFER_UNSUPPORTED;
+      if (status != GL_FRAMEBUFFER_COMPLETE) {
+        glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, 0, 0);
+        gl_objects::delete_textures(1, &s.tex);
+        s.tex = 0;
+      }
+    }
+    if (!s.tex) {
+      gl_objects::gen_renderbuffers(1, &s.rbo);
+      glBindRenderbuffer(GL_RENDERBUFFER, s.rbo);
+      egl.image_to_rbo(GL_RENDERBUFFER, s.image);
+      glFramebufferRenderbuffer(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_RENDERBUFFER, s.rbo);
+      status = glCheckFramebufferStatus(GL_FRAMEBUFFER);
+    }
     glBindFramebuffer(GL_FRAMEBUFFER, 0);
     if (status != GL_FRAMEBUFFER_COMPLETE) {
       *error = "a GBM buffer is not a complete GL framebuffer";
@@ -349,6 +374,12 @@ bool KmsOutput::init(std::string* error) {
     }
     s.target.width = w;
     s.target.height = h;
+    if (s.tex) {
+      // XRGB8888 is B, G, R, X in memory; the renderer checks that a store lands there.
+      s.target.image = s.tex;
+      s.target.image_bgra = true;
+      kms_.server_.renderer().check_image_target(s.target);
+    }
     uint32_t handles[4] = {gbm_bo_get_handle(s.bo).u32};
     uint32_t strides[4] = {gbm_bo_get_stride(s.bo)};
     uint32_t offsets[4] = {0};
@@ -389,6 +420,7 @@ KmsOutput::~KmsOutput() {
     if (s.fb) drmModeRmFB(kms_.drm_fd(), s.fb);
     if (s.target.fbo) gl_objects::delete_framebuffers(1, &s.target.fbo);
     if (s.rbo) gl_objects::delete_renderbuffers(1, &s.rbo);
+    if (s.tex) gl_objects::delete_textures(1, &s.tex);
     if (s.image != EGL_NO_IMAGE_KHR && egl.destroy_image(kms_.server_.egl().display(), s.image))
       gl_objects::destroyed(gl_objects::Kind::egl_image);
     if (s.bo) gbm_bo_destroy(s.bo);

@@ -72,7 +72,8 @@ class KmsOutput final : public OutputBackend {
   struct Slot {
     gbm_bo* bo = nullptr;
     EGLImageKHR image = EGL_NO_IMAGE_KHR;
-    GLuint rbo = 0;
+    GLuint rbo = 0;  // the buffer as a renderbuffer, or
+    GLuint tex = 0;  // as an immutable texture (GL_EXT_EGL_image_storage): an image too
     RenderTarget target;
     uint32_t fb = 0;
     uint64_t drawn = 0;  // frame number last drawn into it (0: never)

@@ -149,6 +149,7 @@ void HostOutput::ensure_target() {
   target_.width = w;
   target_.height = h;
   target_.age = 0;
+  target_.image = tex_;  // immutable RGBA8: the compute unpack may write it
   shown_ = false;
 }
 

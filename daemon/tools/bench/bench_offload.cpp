@@ -6,10 +6,13 @@
 //   local      upload the frame's RGBA pixels into the surface texture, compose it, glFinish
 //   <mode>     consume the frame's packet (upload + unpack, or the planes only when fused),
 //              compose the result, glFinish
-//   nv12 cs ...  (experiment) consume the NV12 packet with the compute unpack
-//              (transfer_unpack.comp) straight into the target texture as an image:
-//              upload + dispatch + glFinish; the dispatch is the composition of the
-//              full-screen surface. Its pixels are compared once with the fused path's.
+// "nv12 fused" is ferryd's path: Renderer::render takes the compute unpack for the
+// full-screen NV12 surface (the target is an immutable RGBA8 texture, an image), from the
+// upload buffer as an SSBO. Two more NV12 rows of the same packet compare it with:
+//   nv12 fragment   the fused fragment path (Renderer::set_compute_unpack(false))
+//   nv12 cs planes  the compute unpack from the R8 + RG8 planes (what the dmabuf carrier's
+//                   imports give it), i.e. YuvPlanes::words cleared
+// Their pixels are compared once with the fragment path's.
 // The packets are packed once beforehand on a second context (the render device): only the
 // display side is timed. Compose = Renderer::render of the surface over the whole target,
 // exactly what ferryd's output does for a full-screen surface.
@@ -60,21 +63,19 @@ std::vector<uint8_t> picture(int32_t w, int32_t h) {
   return px;
 }
 
+// How an NV12 row is composed (the other modes: as ferryd does).
+enum class Nv12Path { live, fragment, cs_planes };
+
 struct Row {
   std::string name;
   TransferMode mode = TransferMode::rgb;
   bool fused = false;
+  Nv12Path path = Nv12Path::live;
   size_t bytes = 0;
   std::vector<double> ms, consume_ms;
   transfer::Packet packet;
-};
-
-// A compute unpack variant (DestStage::consume_to_image) of the NV12 packet.
-struct ComputeRow {
-  std::string name;
-  transfer::DestStage::ComputeUnpack v;
-  std::vector<double> ms;
-  long differing = -1;
+  bool compute = false;  // the last compose took the compute unpack
+  long differing = -1;   // NV12 rows: pixels unlike the fragment path's
   int max_diff = 0;
 };
 
@@ -105,15 +106,18 @@ int run_offload_bench(const OffloadBenchOptions& o) {
     return 1;
   }
   std::vector<Row> rows;
-  auto add = [&](const char* name, TransferMode m, bool fused) {
+  auto add = [&](const char* name, TransferMode m, bool fused, Nv12Path path = Nv12Path::live) {
     Row r;
     r.name = name;
     r.mode = m;
     r.fused = fused;
+    r.path = path;
     rows.push_back(std::move(r));
   };
   add("rgb", TransferMode::rgb, false);
   add("nv12 fused", TransferMode::nv12, true);
+  add("nv12 fragment", TransferMode::nv12, true, Nv12Path::fragment);
+  add("nv12 cs planes", TransferMode::nv12, true, Nv12Path::cs_planes);
   add("nv12 unpack", TransferMode::nv12, false);
   add("p010 fused", TransferMode::p010, true);
   add("yuv444 fused", TransferMode::yuv444, true);
@@ -138,49 +142,18 @@ int run_offload_bench(const OffloadBenchOptions& o) {
     std::fprintf(stderr, "ferry-bench offload: renderer: %s\n", err.c_str());
     return 1;
   }
-  GLuint target_tex = 0, fbo = 0;
-  glGenTextures(1, &target_tex);
-  glBindTexture(GL_TEXTURE_2D, target_tex);
-  glTexStorage2D(GL_TEXTURE_2D, 1, GL_RGBA8, w, h);
-  glGenFramebuffers(1, &fbo);
-  glBindFramebuffer(GL_FRAMEBUFFER, fbo);
-  glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, target_tex, 0);
-  RenderTarget target{fbo, w, h, 1};
+  // ferryd's headless target: an immutable RGBA8 texture, so an image too.
+  RenderTarget target;
+  GLuint target_tex = 0;
+  if (!renderer->ensure_offscreen(target, target_tex, w, h)) {
+    std::fprintf(stderr, "ferry-bench offload: no %dx%d target\n", w, h);
+    return 1;
+  }
+  target.age = 1;
   std::vector<std::unique_ptr<transfer::DestStage>> dests;
   for (size_t i = 0; i < rows.size(); ++i) dests.push_back(transfer::DestStage::create(*dst, 3, &err));
   std::unique_ptr<SurfaceTexture> local;
   const bool image_storage = dst->has_gl_extension("GL_EXT_EGL_image_storage");
-  // Compute unpack variants: block shape, workgroup size, source (plane textures or SSBO).
-  std::vector<ComputeRow> crows;
-  auto add_cs = [&](int bw, int bh, int lx, int ly, bool ssbo) {
-    ComputeRow c;
-    c.v = {bw, bh, lx, ly, ssbo};
-    char name[64];
-    std::snprintf(name, sizeof name, "nv12 cs %dx%d/%dx%d%s", bw, bh, lx, ly, ssbo ? " ssbo" : "");
-    c.name = name;
-    crows.push_back(c);
-  };
-  if (const char* list = std::getenv("FERRY_BENCH_CS")) {  // e.g. "4x2/8x8,8x2/8x8s"
-    for (std::string item; *list; list += *list ? 1 : 0) {
-      item.clear();
-      while (*list && *list != ',') item += *list++;
-      int bw = 0, bh = 0, lx = 0, ly = 0;
-      char tail = 0;
-      if (std::sscanf(item.c_str(), "%dx%d/%dx%d%c", &bw, &bh, &lx, &ly, &tail) >= 4)
-        add_cs(bw, bh, lx, ly, tail == 's');
-    }
-  } else {
-    add_cs(4, 2, 8, 8, false);
-    add_cs(4, 2, 8, 8, true);
-    add_cs(8, 2, 32, 2, true);
-    add_cs(8, 2, 64, 1, true);
-  }
-  const transfer::Packet* nv12_packet = nullptr;
-  size_t nv12_row = 0;
-  for (size_t i = 0; i < rows.size(); ++i)
-    if (rows[i].name == "nv12 fused") nv12_packet = &rows[i].packet, nv12_row = i;
-  std::vector<std::unique_ptr<transfer::DestStage>> cdests;
-  for (size_t i = 0; i < crows.size(); ++i) cdests.push_back(transfer::DestStage::create(*dst, 3, &err));
   auto compose = [&](const SurfaceTexture& t) {
     FrameInput in;
     in.output_box = Rect{0, 0, w, h};
@@ -191,7 +164,22 @@ int run_offload_bench(const OffloadBenchOptions& o) {
     di.src_w = w;
     di.src_h = h;
     in.items.push_back(di);
-    renderer->render(target, in);
+    return renderer->render(target, in);
+  };
+  // The surface of a consumed packet for a row, composed the row's way.
+  auto compose_row = [&](const Row& r, const YuvPlanes& planes, bool fused, size_t i) {
+    std::unique_ptr<SurfaceTexture> t;
+    if (fused) {
+      YuvPlanes p = planes;
+      if (r.path == Nv12Path::cs_planes) p.words = 0;
+      t = Renderer::borrow_yuv(p, w, h);
+    } else {
+      t = Renderer::borrow(dests[i]->texture(), w, h, true);
+    }
+    renderer->set_compute_unpack(r.path != Nv12Path::fragment);
+    FrameStats st = compose(*t);
+    renderer->set_compute_unpack(true);
+    return st.compute_dispatches > 0;
   };
   std::vector<double> local_ms, local_compose_ms;
   for (int frame = -1; frame < o.frames; ++frame) {  // frame -1: warm-up (compiles)
@@ -222,58 +210,42 @@ int run_offload_bench(const OffloadBenchOptions& o) {
       }
       glFinish();
       if (frame >= 0) r.consume_ms.push_back((now_ns() - a) / 1e6);
-      std::unique_ptr<SurfaceTexture> t;
-      if (fused) {
-        t = Renderer::borrow_yuv(planes, w, h);
-      } else {
-        t = Renderer::borrow(dests[i]->texture(), w, h, true);
-      }
-      compose(*t);
+      r.compute = compose_row(r, planes, fused, i);
       glFinish();
       if (frame >= 0) r.ms.push_back((now_ns() - a) / 1e6);
     }
-    for (size_t i = 0; i < crows.size(); ++i) {
-      ComputeRow& c = crows[i];
-      dst->make_current();
-      glFinish();
-      int64_t a = now_ns();
-      if (!cdests[i]->consume_to_image(*nv12_packet, target_tex, c.v, &err)) {
-        std::fprintf(stderr, "ferry-bench offload: %s: %s\n", c.name.c_str(), err.c_str());
-        return 1;
-      }
-      glFinish();
-      if (frame >= 0) c.ms.push_back((now_ns() - a) / 1e6);
-    }
   }
-  // Exactness: each compute variant's pixels against the fused path's (composition).
-  if (!crows.empty()) {
+  // Exactness: each NV12 row's pixels against the fragment path's (target cleared to
+  // magenta first, so a pixel a path missed cannot pass).
+  {
     std::vector<uint8_t> ref(size_t(w) * size_t(h) * 4), got(ref.size());
-    auto read = [&](std::vector<uint8_t>& out) {
-      glBindFramebuffer(GL_FRAMEBUFFER, fbo);
-      glPixelStorei(GL_PACK_ALIGNMENT, 4);
-      glReadPixels(0, 0, w, h, GL_RGBA, GL_UNSIGNED_BYTE, out.data());
+    auto run = [&](size_t i, std::vector<uint8_t>& out) {
+      glBindFramebuffer(GL_FRAMEBUFFER, target.fbo);
+      glClearColor(1, 0, 1, 1);
+      glClear(GL_COLOR_BUFFER_BIT);
+      YuvPlanes planes;
+      bool fused = false;
+      if (!dests[i]->consume(rows[i].packet, &planes, &fused, &err)) return false;
+      compose_row(rows[i], planes, fused, i);
+      return renderer->read_pixels(target, Rect{0, 0, w, h}, DRM_FORMAT_ABGR8888, out.data(), w * 4);
     };
-    YuvPlanes planes;
-    bool fused = false;
-    if (!dests[nv12_row]->consume(*nv12_packet, &planes, &fused, &err) || !fused) {
-      std::fprintf(stderr, "ferry-bench offload: nv12 fused reference: %s\n", err.c_str());
+    size_t ref_row = rows.size();
+    for (size_t i = 0; i < rows.size(); ++i)
+      if (rows[i].path == Nv12Path::fragment) ref_row = i;
+    if (ref_row == rows.size() || !run(ref_row, ref)) {
+      std::fprintf(stderr, "ferry-bench offload: nv12 fragment reference: %s\n", err.c_str());
       return 1;
     }
-    compose(*Renderer::borrow_yuv(planes, w, h));
-    read(ref);
-    for (size_t i = 0; i < crows.size(); ++i) {
-      ComputeRow& c = crows[i];
-      glBindFramebuffer(GL_FRAMEBUFFER, fbo);
-      glClearColor(1, 0, 1, 1);  // a pixel the shader missed cannot pass
-      glClear(GL_COLOR_BUFFER_BIT);
-      if (!cdests[i]->consume_to_image(*nv12_packet, target_tex, c.v, &err)) return 1;
-      read(got);
-      c.differing = 0;
+    for (size_t i = 0; i < rows.size(); ++i) {
+      Row& r = rows[i];
+      if (r.mode != TransferMode::nv12 || !r.fused) continue;
+      if (!run(i, got)) return 1;
+      r.differing = 0;
       for (size_t k = 0; k < ref.size(); k += 4) {
         int d = 0;
         for (size_t ch = 0; ch < 4; ++ch) d = std::max(d, std::abs(int(ref[k + ch]) - int(got[k + ch])));
-        if (d) ++c.differing;
-        c.max_diff = std::max(c.max_diff, d);
+        if (d) ++r.differing;
+        r.max_diff = std::max(r.max_diff, d);
       }
     }
   }
@@ -282,15 +254,15 @@ int run_offload_bench(const OffloadBenchOptions& o) {
     std::printf("{\"width\":%d,\"height\":%d,\"frames\":%d,\"local_ms\":%.3f,\"local_compose_ms\":%.3f,"
                 "\"rows\":[",
                 w, h, o.frames, local_med, compose_med);
-    for (size_t i = 0; i < rows.size(); ++i)
-      std::printf("%s{\"mode\":\"%s\",\"bytes\":%zu,\"ms\":%.3f,\"x_local\":%.3f}", i ? "," : "",
+    for (size_t i = 0; i < rows.size(); ++i) {
+      std::printf("%s{\"mode\":\"%s\",\"bytes\":%zu,\"ms\":%.3f,\"x_local\":%.3f", i ? "," : "",
                   rows[i].name.c_str(), rows[i].bytes, median(rows[i].ms),
                   median(rows[i].ms) / local_med);
-    for (const ComputeRow& c : crows)
-      std::printf(",{\"mode\":\"%s\",\"bytes\":%zu,\"ms\":%.3f,\"x_local\":%.3f,"
-                  "\"differing_px\":%ld,\"max_diff\":%d}",
-                  c.name.c_str(), nv12_packet->used, median(c.ms), median(c.ms) / local_med,
-                  c.differing, c.max_diff);
+      if (rows[i].differing >= 0)
+        std::printf(",\"compute\":%s,\"differing_px\":%ld,\"max_diff\":%d",
+                    rows[i].compute ? "true" : "false", rows[i].differing, rows[i].max_diff);
+      std::printf("}");
+    }
     std::printf("],\"gl_ext_egl_image_storage\":%s}\n", image_storage ? "true" : "false");
   } else {
     std::printf("offload, display side, %dx%d, llvmpipe, medians of %d frames after 1 warm-up\n", w,
@@ -301,22 +273,18 @@ int run_offload_bench(const OffloadBenchOptions& o) {
                 "x local", "x compose only");
     for (const Row& r : rows) {
       double m = median(r.ms);
-      std::printf("%-14s %12zu %10.2f %12.2f %10.2f %14.2f\n", r.name.c_str(), r.bytes, m,
+      std::printf("%-14s %12zu %10.2f %12.2f %10.2f %14.2f", r.name.c_str(), r.bytes, m,
                   median(r.consume_ms), m / local_med, m / compose_med);
-    }
-    for (const ComputeRow& c : crows) {
-      double m = median(c.ms);
-      std::printf("%-14s %12zu %10.2f %12s %10.2f %14.2f   vs fused: %ld px differ, max %d\n",
-                  c.name.c_str(), nv12_packet->used, m, "-", m / local_med, m / compose_med,
-                  c.differing, c.max_diff);
+      if (r.differing >= 0)
+        std::printf("   %s; vs fragment: %ld px differ, max %d",
+                    r.compute ? "compute unpack" : "fragment", r.differing, r.max_diff);
+      std::printf("\n");
     }
     std::printf("GL_EXT_EGL_image_storage: %s\n", image_storage ? "yes" : "no");
   }
   local.reset();
   dests.clear();
-  cdests.clear();
-  glDeleteFramebuffers(1, &fbo);
-  glDeleteTextures(1, &target_tex);
+  renderer->release_offscreen(target, target_tex);
   renderer.reset();
   src->make_current();
   source.reset();
