@@ -77,6 +77,7 @@ struct SurfaceInfo {
   uint64_t bytes_per_frame = 0;  // payload bytes of the last frame that crossed
   double pack_ms = 0;        // source stage of that frame
   double unpack_ms = 0;      // destination stage of that frame
+  std::string unpack;        // "compute", "fused", "draw" or empty (SurfaceTransferInfo)
 };
 
 // How many GL/EGL objects of one kind ferryd holds now (render/gl_objects.hpp): kind is

@@ -121,7 +121,8 @@ int append_surfaces(sd_bus_message* m, const std::vector<SurfaceInfo>& surfaces)
         .add("Source", s.source)
         .add("BytesPerFrame", s.bytes_per_frame)
         .add("PackMs", s.pack_ms)
-        .add("UnpackMs", s.unpack_ms);
+        .add("UnpackMs", s.unpack_ms)
+        .add("Unpack", s.unpack);
   });
 }
 

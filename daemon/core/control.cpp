@@ -256,6 +256,7 @@ std::vector<bus::SurfaceInfo> ServerControl::surfaces() const {
       i.bytes_per_frame = ti->bytes_last;
       i.pack_ms = ti->pack_ms;
       i.unpack_ms = ti->unpack_ms;
+      i.unpack = ti->unpack;
     } else {
       // Composed from the display device's own upload or import: nothing crosses a bus.
       i.gpu = "";

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 
@@ -174,6 +175,9 @@ bool Server::init(std::string* error) {
   }
   log_info("renderer: %s, GLES %d.%d", egl_->caps().renderer.c_str(), egl_->caps().gles_major,
            egl_->caps().gles_minor);
+  // Off: full-screen NV12 surfaces take the fused fragment path too (comparisons, tests).
+  if (const char* c = std::getenv("FERRY_COMPUTE_UNPACK"); c && *c == '0')
+    renderer_->set_compute_unpack(false);
 
   seat_ = create_seat(*this);
   create_compositor_global(*this);

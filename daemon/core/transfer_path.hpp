@@ -59,6 +59,11 @@ struct SurfaceTransferInfo {
   double pack_ms = 0;      // source stage (pack + read-back or carrier write, GPU wait),
                            // last frame, wall time on the offload worker
   double unpack_ms = 0;    // destination stage submit (upload + unpack draw), last frame
+  // How the display device turned the last frame's payload into pixels: "compute" (the
+  // renderer's compute unpack into its target), "fused" (composition converts per
+  // fragment), "draw" (the destination stage's unpack draw into an RGBA texture); empty
+  // for RGBA payloads.
+  std::string unpack;
 };
 
 // What transfer_dmabuf did with a buffer.

@@ -134,6 +134,8 @@ class OffloadEngine final : public SurfaceTransferPath {
   uint64_t packs_in_flight() const { return packs_in_flight_; }
   // "offload (render device D, carrier C): rgb 120 frames 110592000 bytes, nv12 ...[; 1
   // pack abandoned (not complete at exit)]" and
+  // "offload unpack: compute 90 frames, fused 30 frames" (how the renderer composed YUV
+  // surfaces; only when it did) and
   // "offload carriers: dmabuf 100 frames, sysmem ring 20 frames" (what carried each frame;
   // "none" for zero-copy) (--stats).
   void print_stats(FILE* out) const;

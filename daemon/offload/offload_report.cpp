@@ -4,11 +4,13 @@
 #include <string>
 
 #include "core/output.hpp"
+#include "core/server.hpp"
 #include "core/surface.hpp"
 #include "offload/offload_engine.hpp"
 #include "offload/offload_lane.hpp"
 #include "offload/render_device.hpp"
 #include "render/egl_context.hpp"
+#include "render/renderer.hpp"
 #include "util/log.hpp"
 
 namespace ferry::offload {
@@ -102,6 +104,23 @@ std::optional<SurfaceTransferInfo> OffloadEngine::info(const Surface& surface) c
   i.fps = double(n);
   i.pack_ms = l.pack_ms;
   i.unpack_ms = l.unpack_ms;
+  switch (l.shown_mode) {
+    case TransferMode::nv12:
+    case TransferMode::p010:
+    case TransferMode::yuv444:
+      if (const SurfaceTexture* t = surface.texture(); t && t->yuv())
+        i.unpack = t->unpacked_by() == YuvUnpack::compute ? "compute"
+                   : t->unpacked_by() == YuvUnpack::fused ? "fused"
+                                                            : "";
+      else
+        i.unpack = "draw";
+      break;
+    case TransferMode::tiles_nv12:
+      i.unpack = "draw";  // the scatter draw into the destination's copy
+      break;
+    default:
+      break;
+  }
   return i;
 }
 
@@ -121,6 +140,12 @@ void OffloadEngine::print_stats(FILE* out) const {
     std::fprintf(out, "; %llu pack%s abandoned (not complete at exit)",
                  static_cast<unsigned long long>(abandoned_packs_), abandoned_packs_ == 1 ? "" : "s");
   std::fprintf(out, "\n");
+  // How the renderer composed YUV surfaces (a surface in a composed frame counts once).
+  const Renderer::YuvCounts& yuv = server_.renderer().yuv_counts();
+  if (yuv.compute || yuv.fused)
+    std::fprintf(out, "offload unpack: compute %llu frames, fused %llu frames\n",
+                 static_cast<unsigned long long>(yuv.compute),
+                 static_cast<unsigned long long>(yuv.fused));
   if (carrier_frames_.empty()) return;
   std::fprintf(out, "offload carriers:");
   first = true;

@@ -645,6 +645,76 @@ TEST_P(OffloadYuv, FusedCompositionEqualsTheUnpackDraw) {
   EXPECT_EQ(differ, 0u) << "fused and unfused unpack disagree on " << differ << " pixels";
 }
 
+// A full-screen NV12 surface on the live path: the renderer writes it into the output's
+// target with the compute unpack (the sysmem ring's upload buffer read as an SSBO), and
+// the output shows what the fused fragment path shows (FERRY_COMPUTE_UNPACK=0), pixel for
+// pixel; --stats says which path composed it.
+TEST(OffloadCompute, FullScreenNv12IsUnpackedByComputeLikeTheFragmentPath) {
+  const int32_t w = 640, h = 480;
+  Image shots[2];
+  for (int compute = 1; compute >= 0; --compute) {
+    SCOPED_TRACE(compute ? "compute" : "fragment");
+    TempDir tmp;
+    std::string cfg = tmp.path() + "/ferry.toml";
+    std::ofstream(cfg) << "[[rule]]\nexe = \"*/integration-offload\"\ngpu = \"discrete\"\n"
+                       << "transfer = \"nv12\"\n";
+    Ferryd f;
+    std::vector<std::string> env;
+    if (!compute) env.push_back("FERRY_COMPUTE_UNPACK=0");
+    ASSERT_TRUE(f.start({"--render-device", "surfaceless", "--config", cfg, "--output",
+                         "640x480@60", "--stats"}, env));
+    std::string err;
+    auto c = WlClient::connect(f.socket_path(), &err);
+    ASSERT_TRUE(c) << err;
+    Toplevel top = c->create_toplevel();
+    xdg_toplevel_set_fullscreen(top.toplevel, nullptr);
+    const Toplevel& live = WlClient::live(top);
+    for (int i = 0; i < 100 && !(live.fullscreen && live.width == w); ++i) c->dispatch_for(20);
+    ASSERT_TRUE(live.fullscreen && live.width == w && live.height == h)
+        << "no full-screen configure: " << live.width << "x" << live.height;
+    xdg_surface_ack_configure(top.xdg, live.last_serial);
+    ShmBuffer* b = c->create_buffer(w, h, WL_SHM_FORMAT_XRGB8888, 0);
+    fill(b, picture);
+    show(*c, top, b, {0, 0, w, h});
+    ASSERT_TRUE(c->capture(0, &shots[compute], &err)) << err;
+    ASSERT_EQ(shots[compute].width, w);
+    // The whole output is the client's frame, through NV12.
+    double se = 0;
+    for (int32_t y = 0; y < h; ++y) {
+      auto* row = reinterpret_cast<const uint32_t*>(b->data + size_t(y) * size_t(b->stride));
+      for (int32_t x = 0; x < w; ++x) {
+        const uint8_t* p = shots[compute].pixel(x, y);
+        for (int i = 0; i < 3; ++i) {
+          double d = double(p[i]) - double(row[x] >> (16 - 8 * i) & 0xff);
+          se += d * d;
+        }
+      }
+    }
+    double psnr = 10 * std::log10(255.0 * 255.0 / std::max(se / (3.0 * w * h), 1e-9));
+    EXPECT_GE(psnr, 35.0);
+    c.reset();
+    ASSERT_EQ(f.stop(), 0) << f.log();
+    EXPECT_EQ(offload_totals(f.log())["nv12"].frames, 1u) << f.log();
+    unsigned long long cs = 0, fused = 0;
+    size_t at = f.log().rfind("offload unpack: ");
+    ASSERT_NE(at, std::string::npos) << f.log();
+    ASSERT_EQ(std::sscanf(f.log().c_str() + at, "offload unpack: compute %llu frames, fused %llu frames",
+                          &cs, &fused), 2) << f.log();
+    if (compute) {
+      EXPECT_GE(cs, 1u) << f.log();
+      EXPECT_EQ(fused, 0u) << "the full-screen frame took the fragment path\n" << f.log();
+    } else {
+      EXPECT_EQ(cs, 0u) << f.log();
+      EXPECT_GE(fused, 1u) << f.log();
+    }
+  }
+  ASSERT_EQ(shots[0].rgba.size(), shots[1].rgba.size());
+  size_t differ = 0;
+  for (size_t i = 0; i < shots[0].rgba.size(); i += 4)
+    differ += std::memcmp(&shots[0].rgba[i], &shots[1].rgba[i], 3) != 0;
+  EXPECT_EQ(differ, 0u) << "compute and fragment paths disagree on " << differ << " pixels";
+}
+
 // --doctor says which carrier frames would take and why: with no render device (this
 // machine has no GPU) nothing is carried; with the surfaceless stand-in, the sysmem ring,
 // because there is no GBM device to allocate dmabuf carriers. The same decision the engine

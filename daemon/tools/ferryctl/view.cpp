@@ -121,7 +121,8 @@ std::string format_surfaces(const Snapshot& s) {
   std::string carriers;
   for (const Record& x : s.surfaces)
     if (!x.str("Carrier").empty())
-      carriers += "  " + x.str("Id") + ": " + x.str("Carrier") + ": " + or_dash(x.str("CarrierReason")) + "\n";
+      carriers += "  " + x.str("Id") + ": " + x.str("Carrier") + ": " + or_dash(x.str("CarrierReason")) +
+                  (x.str("Unpack").empty() ? "" : "; unpack: " + x.str("Unpack")) + "\n";
   if (!carriers.empty()) out += "Carriers:\n" + carriers;
   return out;
 }
