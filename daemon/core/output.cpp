@@ -240,17 +240,26 @@ void Output::repaint() {
   in_flight_cursor_box_ = Rect{};
   if (cursor_on_plane_) stats_.cursor_plane_frames++;
 
-  // What goes out with this frame: every callback committed so far on this output.
+  // What goes out with this frame: every frame callback committed so far on this output
+  // (they pace; a frame without new content paces too), and the presentation feedback of
+  // every commit so far, taken only by a frame that shows what they were committed with:
+  // not by the empty submission made when the backend has no target free (the content
+  // waits for the next frame, and so does its feedback, which stays with its surface and
+  // is discarded there if the content is replaced meanwhile).
   for (Surface* s : server_.surfaces()) {
     if (!owns_callbacks_of(*s)) continue;
     in_flight_callbacks_.append(s->frame_callbacks());
-    in_flight_feedbacks_.append(s->feedbacks());
   }
+  auto take_feedbacks = [this] {
+    for (Surface* s : server_.surfaces())
+      if (owns_callbacks_of(*s)) in_flight_feedbacks_.append(s->feedbacks());
+  };
   frame_wanted_ = false;
 
   // A capture needs a composed frame, unless the backend reads its direct frames itself.
   bool direct_ok = !capture_wanted_ || backend_->front_shows_direct_frames();
   if (content && direct_ok && !compose_cursor && try_direct_scanout()) {
+    take_feedbacks();
     in_flight_complete_ = backend_->front_shows_direct_frames();
     damage_.clear();
     history_.clear();  // composed targets no longer hold the previous frame
@@ -269,6 +278,7 @@ void Output::repaint() {
       in_flight_has_content_ = false;
       return;
     }
+    take_feedbacks();
     Region draw = damage_;
     if (target->age <= 0 || size_t(target->age) > history_.size() + 1) {
       draw = Region(layout_box());
@@ -306,6 +316,7 @@ void Output::repaint() {
     start_timing(FrameKind::composed, start_ns);
     wl_signal_emit_mutable(&on_frame, this);
   } else {
+    take_feedbacks();  // commits that changed nothing on this output: shown as they are
     backend_->submit(false);
   }
   frame_in_flight_ = true;
