@@ -20,7 +20,9 @@ struct RenderTarget {
   // (glBindImageTexture), so the renderer's compute unpack can write it; 0: none (a
   // renderbuffer, or a texture that is not immutable).
   GLuint image = 0;
-  // The image's memory is B, G, R, X (a KMS XRGB8888 buffer): stores swap red and blue.
+  // Stores through an rgba8 view land with red and blue swapped (a KMS XRGB8888 buffer on
+  // a driver that stores in the buffer's order): the compute unpack swaps them first.
+  // Set by Renderer::check_image_target.
   bool image_bgra = false;
 };
 

@@ -250,18 +250,19 @@ void Renderer::check_image_target(RenderTarget& target) {
   if (!target.image) return;
   const char* why = nullptr;
   if (!egl_->caps().compute) why = "no GLES 3.1";
-  std::string error;
   GLuint prog = 0;
   if (!why) {
     egl_->make_current();
-    // One invocation: (1, 0.5, 0.25) at pixel (0, 0), swapped where the memory is BGRX.
-    std::string src = std::string("#version 310 es\nlayout(local_size_x = 1) in;\n"
-                                  "layout(rgba8, binding = 0) writeonly uniform highp image2D u_out;\n"
-                                  "void main() { imageStore(u_out, ivec2(0), vec4(") +
-                      (target.image_bgra ? "0.25, 0.5, 1.0" : "1.0, 0.5, 0.25") + ", 1.0)); }\n";
+    // One invocation stores (1, 0.5, 0.25) at pixel (0, 0) through an rgba8 view. Drivers
+    // differ in whether a store over a buffer of another channel order (a KMS XRGB8888
+    // buffer is B, G, R, X in memory) follows the view or the buffer: the framebuffer
+    // read says which, and the compute unpack swaps red and blue where it must.
+    static const char* const kProbe =
+        "#version 310 es\nlayout(local_size_x = 1) in;\n"
+        "layout(rgba8, binding = 0) writeonly uniform highp image2D u_out;\n"
+        "void main() { imageStore(u_out, ivec2(0), vec4(1.0, 0.5, 0.25, 1.0)); }\n";
     GLuint sh = glCreateShader(GL_COMPUTE_SHADER);
-    const char* text = src.c_str();
-    glShaderSource(sh, 1, &text, nullptr);
+    glShaderSource(sh, 1, &kProbe, nullptr);
     glCompileShader(sh);
     prog = glCreateProgram();
     glAttachShader(prog, sh);
@@ -271,6 +272,7 @@ void Renderer::check_image_target(RenderTarget& target) {
     glGetProgramiv(prog, GL_LINK_STATUS, &linked);
     if (!linked) why = "the probe shader does not link";
   }
+  uint8_t px[4] = {};
   if (!why) {
     while (glGetError() != GL_NO_ERROR) {
     }
@@ -279,20 +281,27 @@ void Renderer::check_image_target(RenderTarget& target) {
     glDispatchCompute(1, 1, 1);
     glMemoryBarrier(GL_FRAMEBUFFER_BARRIER_BIT | GL_TEXTURE_UPDATE_BARRIER_BIT);
     glBindImageTexture(0, 0, 0, GL_FALSE, 0, GL_WRITE_ONLY, GL_RGBA8);
-    uint8_t px[4] = {};
     glBindFramebuffer(GL_FRAMEBUFFER, target.fbo);
     glPixelStorei(GL_PACK_ALIGNMENT, 4);
     glReadPixels(0, 0, 1, 1, GL_RGBA, GL_UNSIGNED_BYTE, px);
     glBindFramebuffer(GL_FRAMEBUFFER, 0);
+    auto near = [&](int r, int g, int b) {
+      return std::abs(px[0] - r) <= 1 && std::abs(px[1] - g) <= 1 && std::abs(px[2] - b) <= 1;
+    };
     if (glGetError() != GL_NO_ERROR) why = "GL error";
-    else if (std::abs(px[0] - 255) > 1 || std::abs(px[1] - 128) > 1 || std::abs(px[2] - 64) > 1)
-      why = "a stored pixel reads back otherwise";
+    else if (near(255, 128, 64)) target.image_bgra = false;
+    else if (near(64, 128, 255)) target.image_bgra = true;
+    else why = "a stored pixel reads back otherwise";
   }
   if (prog) glDeleteProgram(prog);
   if (why) {
-    log_info("renderer: a %dx%d target cannot be written as an image (%s): full-screen NV12 "
-             "surfaces take the fragment path there", target.width, target.height, why);
+    log_info("renderer: a %dx%d target cannot be written as an image (%s; read %u,%u,%u for "
+             "255,128,64): full-screen NV12 surfaces take the fragment path there",
+             target.width, target.height, why, px[0], px[1], px[2]);
     target.image = 0;
+  } else {
+    log_debug("renderer: a %dx%d target takes compute stores%s", target.width, target.height,
+              target.image_bgra ? " (red and blue swapped)" : "");
   }
 }
 

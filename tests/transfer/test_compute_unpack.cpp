@@ -259,19 +259,32 @@ TEST_F(ComputeUnpack, OtherwiseTheFragmentPathDrawsIt) {
   expect_fragment(turned, true, "flipped buffer");
 }
 
-// The check KMS targets get (check_image_target): an RGBA8 texture keeps its image; told
-// that its memory is B, G, R, X, the probe's pixel reads back swapped and the image goes.
+// The check KMS targets get (check_image_target): an RGBA8 texture keeps its image, with
+// stores in the view's order whatever it was told before; an image whose stores do not
+// reach the framebuffer (here: another texture than the one attached) is dropped.
 TEST_F(ComputeUnpack, ImageTargetCheckKeepsOnlyImagesThatStoreRight) {
   g_->dst->make_current();
   width_ = 64;
   height_ = 32;
   ASSERT_TRUE(renderer_->ensure_offscreen(target_, target_tex_, width_, height_));
   RenderTarget t = target_;
-  renderer_->check_image_target(t);
-  EXPECT_EQ(t.image, target_tex_);
   t.image_bgra = true;
   renderer_->check_image_target(t);
+  EXPECT_EQ(t.image, target_tex_);
+  EXPECT_FALSE(t.image_bgra);
+  GLuint other = 0;
+  glGenTextures(1, &other);
+  glBindTexture(GL_TEXTURE_2D, other);
+  glTexStorage2D(GL_TEXTURE_2D, 1, GL_RGBA8, width_, height_);
+  glBindTexture(GL_TEXTURE_2D, 0);
+  glBindFramebuffer(GL_FRAMEBUFFER, t.fbo);
+  glClearColor(0, 0, 0, 1);
+  glClear(GL_COLOR_BUFFER_BIT);
+  glBindFramebuffer(GL_FRAMEBUFFER, 0);
+  t.image = other;
+  renderer_->check_image_target(t);
   EXPECT_EQ(t.image, 0u);
+  glDeleteTextures(1, &other);
 }
 
 }  // namespace

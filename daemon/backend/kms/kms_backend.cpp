@@ -340,45 +340,51 @@ bool KmsOutput::init(std::string* error) {
     }
     gl_objects::created(gl_objects::Kind::egl_image);
     gl_objects::gen_framebuffers(1, &s.target.fbo);
-    glBindFramebuffer(GL_FRAMEBUFFER, s.target.fbo);
+    s.target.width = w;
+    s.target.height = h;
     // A texture with the buffer as its immutable storage can also be bound as an image, so
     // the renderer's compute unpack can write a full-screen NV12 surface into it; a
-    // renderbuffer cannot. The renderbuffer where the extension is missing or refuses.
+    // renderbuffer cannot. The texture where GL_EXT_EGL_image_storage is there and a
+    // compute store through it reaches the buffer (Renderer::check_image_target; not on
+    // llvmpipe's kms_swrast, which reads back nothing), else the renderbuffer.
+    auto detach_texture = [&] {
+      glBindFramebuffer(GL_FRAMEBUFFER, s.target.fbo);
+      glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, 0, 0);
+      glBindFramebuffer(GL_FRAMEBUFFER, 0);
+      gl_objects::delete_textures(1, &s.tex);
+      s.tex = 0;
+      s.target.image = 0;
+    };
     GLenum status = GL_FRAMEBUFFER_UNSUPPORTED;
     if (egl.image_to_tex && kms_.server_.egl().has_gl_extension("GL_EXT_EGL_image_storage")) {
       while (glGetError() != GL_NO_ERROR) {
       }
+      glBindFramebuffer(GL_FRAMEBUFFER, s.target.fbo);
       gl_objects::gen_textures(1, &s.tex);
       glBindTexture(GL_TEXTURE_2D, s.tex);
       egl.image_to_tex(GL_TEXTURE_2D, s.image, nullptr);
       glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, s.tex, 0);
       status = glGetError() == GL_NO_ERROR ? glCheckFramebufferStatus(GL_FRAMEBUFFER)
                                            : GL_FRAMEBUFFER_UNSUPPORTED;
-      if (status != GL_FRAMEBUFFER_COMPLETE) {
-        glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, 0, 0);
-        gl_objects::delete_textures(1, &s.tex);
-        s.tex = 0;
+      glBindFramebuffer(GL_FRAMEBUFFER, 0);
+      if (status == GL_FRAMEBUFFER_COMPLETE) {
+        s.target.image = s.tex;
+        kms_.server_.renderer().check_image_target(s.target);
       }
+      if (status != GL_FRAMEBUFFER_COMPLETE || !s.target.image) detach_texture();
     }
     if (!s.tex) {
+      glBindFramebuffer(GL_FRAMEBUFFER, s.target.fbo);
       gl_objects::gen_renderbuffers(1, &s.rbo);
       glBindRenderbuffer(GL_RENDERBUFFER, s.rbo);
       egl.image_to_rbo(GL_RENDERBUFFER, s.image);
       glFramebufferRenderbuffer(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_RENDERBUFFER, s.rbo);
       status = glCheckFramebufferStatus(GL_FRAMEBUFFER);
+      glBindFramebuffer(GL_FRAMEBUFFER, 0);
     }
-    glBindFramebuffer(GL_FRAMEBUFFER, 0);
     if (status != GL_FRAMEBUFFER_COMPLETE) {
       *error = "a GBM buffer is not a complete GL framebuffer";
       return false;
-    }
-    s.target.width = w;
-    s.target.height = h;
-    if (s.tex) {
-      // XRGB8888 is B, G, R, X in memory; the renderer checks that a store lands there.
-      s.target.image = s.tex;
-      s.target.image_bgra = true;
-      kms_.server_.renderer().check_image_target(s.target);
     }
     uint32_t handles[4] = {gbm_bo_get_handle(s.bo).u32};
     uint32_t strides[4] = {gbm_bo_get_stride(s.bo)};
