@@ -82,7 +82,7 @@ struct Config {
   bool frame_schedule = true;         // "deadline" (true) or "immediate"
   // Slack added to the predicted compose time, ms; kAutoMargin (< 0): measured ("auto").
   static constexpr double kAutoMargin = -1.0;
-  double render_margin_ms = kAutoMargin;
+  double render_margin_ms = 1.0;
   // [gpu]
   std::string display_device;  // path, cardN or PCI address; empty: automatic
   std::string render_device;

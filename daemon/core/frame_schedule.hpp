@@ -41,7 +41,7 @@ struct FrameScheduleConfig {
   bool enabled = true;
   // Slack added to the predicted compose time: margin_ns, or measured (auto_margin).
   int64_t margin_ns = 1'000'000;
-  bool auto_margin = true;
+  bool auto_margin = false;
 };
 
 enum class FrameKind { composed, direct };

@@ -112,7 +112,7 @@ TEST(ConfigParse, XwaylandTable) {
 TEST(ConfigParse, OutputTable) {
   Config def = parse_ok("");
   EXPECT_TRUE(def.frame_schedule);
-  EXPECT_DOUBLE_EQ(def.render_margin_ms, Config::kAutoMargin);  // measured by default
+  EXPECT_DOUBLE_EQ(def.render_margin_ms, 1.0);
   Config c = parse_ok("[output]\nframe_schedule = \"immediate\"\nrender_margin_ms = 2.5\n");
   EXPECT_FALSE(c.frame_schedule);
   EXPECT_DOUBLE_EQ(c.render_margin_ms, 2.5);

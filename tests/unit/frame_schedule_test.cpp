@@ -187,8 +187,7 @@ TEST(FrameSchedule, CountsFramesShownLaterThanPlanned) {
 }
 
 TEST(FrameSchedule, MeasuredMarginWeighsLatencyAgainstStutters) {
-  FrameScheduler s;  // auto margin, the daemon's default
-  ASSERT_TRUE(s.config().auto_margin);
+  FrameScheduler s(FrameScheduleConfig{true, 1 * kMs, true});  // render_margin_ms = "auto"
   EXPECT_EQ(s.margin_ns(kPeriod), FrameScheduler::kInitialAutoMargin);  // nothing measured
   for (int i = 0; i < 10; ++i) s.record_compose(3 * kMs);
   s.presented(1000 * kMs, 60);
