@@ -9,7 +9,10 @@
 // feedback; latency = presented timestamp - the time just before the commit, read from the
 // clock wp_presentation names (ferryd: CLOCK_MONOTONIC; weston headless: MONOTONIC_RAW).
 // Prints one line: "MODE N presented P discarded D lost L p50 X p90 Y p99 Z ms refresh R ms
-// waited-for-buffer W". FULLSCREEN=1: the window asks to be fullscreen and hides the pointer
+// waited-for-buffer W". Before the FRAMES measured, one second of frames (the output's
+// refresh rate in frames; FERRY_LATENCY_WARMUP=N for another count) is committed the same
+// way and not counted: a compositor's first frames compile shaders and fill caches, and
+// one of them is enough to own a run's p99. FULLSCREEN=1: the window asks to be fullscreen and hides the pointer
 // over it (as a game does), so a compositor may show its buffer without composition.
 #include <poll.h>
 #include <sys/mman.h>
@@ -273,12 +276,15 @@ int main(int argc, char** argv) {
     if (wl_display_dispatch(app.display) < 0) return 1;
 
   const int64_t period = 1'000'000'000'000LL / app.refresh_mhz;
-  app.frames.resize(size_t(frames));
+  int warmup = (app.refresh_mhz + 999) / 1000;
+  if (const char* w_env = std::getenv("FERRY_LATENCY_WARMUP")) warmup = std::max(0, std::atoi(w_env));
+  const int total = warmup + frames;
+  app.frames.resize(size_t(total));
   std::mt19937_64 rng{static_cast<uint64_t>(mono_ns())};
   std::uniform_int_distribution<int64_t> offset(0, period - 1);
   int64_t base = mono_ns() + period;
   int waited_for_buffer = 0;
-  for (int i = 0; i < frames; ++i) {
+  for (int i = 0; i < total; ++i) {
     if (random_mode) {
       if (!dispatch_until(app, base + int64_t(i) * period + offset(rng))) return 1;
     } else {
@@ -321,7 +327,8 @@ int main(int argc, char** argv) {
   while (pending() && mono_ns() < give_up)
     if (!dispatch_until(app, mono_ns() + 5'000'000)) return 1;
 
-  // FERRY_LATENCY_DUMP=FILE: one line per frame, "commit_ns present_ns" (0: not presented).
+  // FERRY_LATENCY_DUMP=FILE: one line per frame, warm-up included, "commit_ns present_ns" (0: not
+  // presented).
   if (const char* dump = std::getenv("FERRY_LATENCY_DUMP")) {
     if (FILE* f = std::fopen(dump, "w")) {
       for (const Frame& fr : app.frames)
@@ -331,7 +338,8 @@ int main(int argc, char** argv) {
   }
   std::vector<double> lat;
   int discarded = 0, lost = 0;
-  for (const Frame& f : app.frames) {
+  for (size_t i = size_t(warmup); i < app.frames.size(); ++i) {
+    const Frame& f = app.frames[i];
     if (f.presented) lat.push_back(double(f.present_ns - f.commit_ns) / 1e6);
     else if (f.discarded) ++discarded;
     else ++lost;
