@@ -22,6 +22,9 @@ inline constexpr const char* prop_surfaces = "Surfaces";
 inline constexpr const char* prop_version = "Version";
 // A single a{sv} record: kind -> live count (int64).
 inline constexpr const char* prop_gl_objects = "GlObjects";
+// A single a{sv} record: "GemHandles", "SyncobjHandles", "Files" over all of ferryd's open
+// DRM files, and the same per device node ("card0.GemHandles"); empty without DRM devices.
+inline constexpr const char* prop_drm_handles = "DrmHandles";
 
 inline constexpr const char* target_surface = "surface";
 inline constexpr const char* target_app = "app";

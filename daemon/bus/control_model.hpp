@@ -80,9 +80,10 @@ struct SurfaceInfo {
   std::string unpack;        // "compute", "fused", "draw" or empty (SurfaceTransferInfo)
 };
 
-// How many GL/EGL objects of one kind ferryd holds now (render/gl_objects.hpp): kind is
-// the D-Bus key ("Textures", "EglImages", ...).
-struct GlObjectCount {
+// How many objects of one kind ferryd holds now, kind being the D-Bus key: its GL/EGL
+// objects (render/gl_objects.hpp: "Textures", "EglImages", ...) and the handles in its open
+// DRM files (gpu/drm_handle_census.hpp: "GemHandles", "card0.SyncobjHandles", ...).
+struct ObjectCount {
   std::string kind;
   int64_t live = 0;
 };
@@ -114,7 +115,10 @@ class ControlModel {
   virtual std::vector<OutputInfo> outputs() const = 0;
   virtual std::vector<ClientInfo> clients() const = 0;
   virtual std::vector<SurfaceInfo> surfaces() const = 0;
-  virtual std::vector<GlObjectCount> gl_objects() const = 0;
+  virtual std::vector<ObjectCount> gl_objects() const = 0;
+  // Asked of the kernel at each call (a few thousand ioctls per open DRM file); empty when
+  // ferryd holds no DRM device.
+  virtual std::vector<ObjectCount> drm_handles() const = 0;
 
   // Re-reads the config file. On error the last good config stays in force and the message
   // says file:line:column and why. Must not call DbusService::config_reloaded() itself: the

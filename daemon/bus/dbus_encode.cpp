@@ -126,9 +126,9 @@ int append_surfaces(sd_bus_message* m, const std::vector<SurfaceInfo>& surfaces)
   });
 }
 
-int append_gl_objects(sd_bus_message* m, const std::vector<GlObjectCount>& counts) {
+int append_counts(sd_bus_message* m, const std::vector<ObjectCount>& counts) {
   Record r(m);
-  for (const GlObjectCount& c : counts) r.add(c.kind.c_str(), c.live);
+  for (const ObjectCount& c : counts) r.add(c.kind.c_str(), c.live);
   return r.finish();
 }
 

@@ -14,7 +14,7 @@ int append_gpus(sd_bus_message* m, const std::vector<GpuInfo>& gpus);
 int append_outputs(sd_bus_message* m, const std::vector<OutputInfo>& outputs);
 int append_clients(sd_bus_message* m, const std::vector<ClientInfo>& clients);
 int append_surfaces(sd_bus_message* m, const std::vector<SurfaceInfo>& surfaces);
-// One a{sv} record: each kind's count as an int64 ('x').
-int append_gl_objects(sd_bus_message* m, const std::vector<GlObjectCount>& counts);
+// One a{sv} record: each kind's count as an int64 ('x') (GlObjects, DrmHandles).
+int append_counts(sd_bus_message* m, const std::vector<ObjectCount>& counts);
 
 }  // namespace ferry::bus

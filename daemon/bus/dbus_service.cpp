@@ -117,7 +117,11 @@ struct DbusService::Callbacks {
   }
   static int get_gl_objects(sd_bus*, const char*, const char*, const char*,
                             sd_bus_message* reply, void* userdata, sd_bus_error*) {
-    return append_gl_objects(reply, self(userdata)->model_.gl_objects());
+    return append_counts(reply, self(userdata)->model_.gl_objects());
+  }
+  static int get_drm_handles(sd_bus*, const char*, const char*, const char*,
+                             sd_bus_message* reply, void* userdata, sd_bus_error*) {
+    return append_counts(reply, self(userdata)->model_.drm_handles());
   }
 
   static int reload_config(sd_bus_message* m, void* userdata, sd_bus_error* err) {
@@ -173,6 +177,7 @@ const sd_bus_vtable ferry_vtable[] = {
     SD_BUS_PROPERTY("Surfaces", "aa{sv}", Cb::get_surfaces, 0, list_flags),
     // Read on demand; no PropertiesChanged (it would fire at every frame).
     SD_BUS_PROPERTY("GlObjects", "a{sv}", Cb::get_gl_objects, 0, 0),
+    SD_BUS_PROPERTY("DrmHandles", "a{sv}", Cb::get_drm_handles, 0, 0),
     // Access is checked by the filter for every call on our path, so sd-bus's own
     // capability check is switched off (UNPRIVILEGED).
     SD_BUS_METHOD("ReloadConfig", "", "", Cb::reload_config, SD_BUS_VTABLE_UNPRIVILEGED),

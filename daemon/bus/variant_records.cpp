@@ -124,13 +124,16 @@ int fetch_snapshot(sd_bus* bus, Snapshot* out, sd_bus_error* error) {
     else if (std::strcmp(name, api::prop_outputs) == 0) list = &out->outputs;
     else if (std::strcmp(name, api::prop_clients) == 0) list = &out->clients;
     else if (std::strcmp(name, api::prop_surfaces) == 0) list = &out->surfaces;
+    Record* record = nullptr;
+    if (std::strcmp(name, api::prop_gl_objects) == 0) record = &out->gl_objects;
+    else if (std::strcmp(name, api::prop_drm_handles) == 0) record = &out->drm_handles;
     if (list) {
       if ((r = sd_bus_message_enter_container(reply, 'v', "aa{sv}")) < 0) break;
       if ((r = read_records(reply, list)) < 0) break;
       r = sd_bus_message_exit_container(reply);
-    } else if (std::strcmp(name, api::prop_gl_objects) == 0) {
+    } else if (record) {
       if ((r = sd_bus_message_enter_container(reply, 'v', "a{sv}")) < 0) break;
-      if ((r = read_record(reply, &out->gl_objects)) < 0) break;
+      if ((r = read_record(reply, record)) < 0) break;
       r = sd_bus_message_exit_container(reply);
     } else if (std::strcmp(name, api::prop_version) == 0) {
       const char* v = nullptr;

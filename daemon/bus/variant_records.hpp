@@ -29,7 +29,8 @@ struct Record {
 struct Snapshot {
   std::string version;
   std::vector<Record> gpus, outputs, clients, surfaces;
-  Record gl_objects;  // kind -> live count
+  Record gl_objects;   // kind -> live count
+  Record drm_handles;  // kind -> live count; empty without DRM devices (and from older ferryds)
 };
 
 // Reads one a{sv} at the message's read position. Returns 0 or a negative errno.

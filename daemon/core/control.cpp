@@ -8,6 +8,7 @@
 #include "config/watcher.hpp"
 #include "core/server.hpp"
 #include "core/surface.hpp"
+#include "gpu/drm_handle_census.hpp"
 #include "protocol/layer_shell.hpp"
 #include "protocol/xdg_shell.hpp"
 #include "render/gl_objects.hpp"
@@ -202,10 +203,44 @@ std::optional<View::Identity> ServerControl::identity_of(Surface& surface) const
   return v ? v->identity() : std::nullopt;
 }
 
-std::vector<bus::GlObjectCount> ServerControl::gl_objects() const {
-  std::vector<bus::GlObjectCount> out;
+std::vector<bus::ObjectCount> ServerControl::gl_objects() const {
+  std::vector<bus::ObjectCount> out;
   for (size_t k = 0; k < size_t(gl_objects::Kind::count); ++k)
     out.push_back({gl_objects::kind_names[k], gl_objects::live(gl_objects::Kind(k))});
+  return out;
+}
+
+// Totals first, then each device node's ("card0.GemHandles"); files of one node summed. A
+// count the kernel would not give (-1) makes its sums -1 too.
+std::vector<bus::ObjectCount> ServerControl::drm_handles() const {
+  std::vector<gpu::DrmFileCensus> files;
+  std::string error;
+  if (!gpu::census_own_drm_files(&files, &error)) {
+    log_warn("DrmHandles: %s", error.c_str());
+    return {{"GemHandles", -1}, {"SyncobjHandles", -1}, {"Files", -1}};
+  }
+  if (files.empty()) return {};
+  struct Sum {
+    std::string prefix;
+    int64_t gem = 0, syncobj = 0, files = 0;
+    void add(const gpu::DrmFileCensus& f) {
+      gem = gem < 0 || f.gem < 0 ? -1 : gem + f.gem;
+      syncobj = syncobj < 0 || f.syncobj < 0 ? -1 : syncobj + f.syncobj;
+      ++files;
+    }
+  };
+  std::vector<Sum> sums = {{""}};  // the total, then one per node (files come sorted by node)
+  for (const gpu::DrmFileCensus& f : files) {
+    if (sums.size() == 1 || sums.back().prefix != f.node + ".") sums.push_back({f.node + "."});
+    sums.front().add(f);
+    sums.back().add(f);
+  }
+  std::vector<bus::ObjectCount> out;
+  for (const Sum& s : sums) {
+    out.push_back({s.prefix + "GemHandles", s.gem});
+    out.push_back({s.prefix + "SyncobjHandles", s.syncobj});
+    out.push_back({s.prefix + "Files", s.files});
+  }
   return out;
 }
 

@@ -32,7 +32,8 @@ class ServerControl final : public bus::ControlModel {
   std::vector<bus::OutputInfo> outputs() const override;
   std::vector<bus::ClientInfo> clients() const override;
   std::vector<bus::SurfaceInfo> surfaces() const override;
-  std::vector<bus::GlObjectCount> gl_objects() const override;
+  std::vector<bus::ObjectCount> gl_objects() const override;
+  std::vector<bus::ObjectCount> drm_handles() const override;
   bus::ActionResult reload_config() override;
   bus::ActionResult set_transfer_mode(const bus::ModeTarget& target, std::string_view mode) override;
   bus::ActionResult clear_override(const bus::ModeTarget& target) override;

@@ -48,6 +48,9 @@ TEST_F(FerryctlTest, StatusShowsGpusOutputsAndSurfaces) {
       << r.out;
   EXPECT_NE(r.out.find("\nGL objects: Textures 12, EglImages 3, EglSyncs -1\n"), std::string::npos)
       << r.out;
+  EXPECT_NE(r.out.find("\nDRM handles: GemHandles 9, SyncobjHandles 2, Files 2, card0.GemHandles 9\n"),
+            std::string::npos)
+      << r.out;
 }
 
 TEST_F(FerryctlTest, JsonIsMachineReadable) {
@@ -59,7 +62,11 @@ TEST_F(FerryctlTest, JsonIsMachineReadable) {
   EXPECT_NE(r.out.find("\"LinkWidth\":4,"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\"Title\":\"Game; \\\"quoted\\\"\""), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\"MBps\":1791.5,"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find(",\"gl_objects\":{\"Textures\":12,\"EglImages\":3,\"EglSyncs\":-1}}"),
+  EXPECT_NE(r.out.find(",\"gl_objects\":{\"Textures\":12,\"EglImages\":3,\"EglSyncs\":-1},"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find(",\"drm_handles\":{\"GemHandles\":9,\"SyncobjHandles\":2,\"Files\":2,"
+                       "\"card0.GemHandles\":9}}"),
             std::string::npos)
       << r.out;
 

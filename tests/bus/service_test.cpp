@@ -102,6 +102,10 @@ TEST_F(ServiceTest, PropertiesCarryTheModel) {
   EXPECT_EQ(std::get<int64_t>(snap.gl_objects.fields[0].second), 12);
   EXPECT_EQ(snap.gl_objects.num("EglImages"), 3);
   EXPECT_EQ(std::get<int64_t>(*snap.gl_objects.find("EglSyncs")), -1);
+  ASSERT_EQ(snap.drm_handles.fields.size(), 4u);
+  EXPECT_EQ(snap.drm_handles.fields[0].first, "GemHandles");
+  EXPECT_EQ(std::get<int64_t>(snap.drm_handles.fields[0].second), 9);
+  EXPECT_EQ(snap.drm_handles.num("card0.GemHandles"), 9);
   sd_bus_error_free(&err);
 }
 

@@ -247,8 +247,12 @@ std::vector<bus::ClientInfo> FakeModel::clients() const {
           {4, 4343, "/usr/bin/foot", "foot", "", "0000:00:02.0"}};
 }
 
-std::vector<bus::GlObjectCount> FakeModel::gl_objects() const {
+std::vector<bus::ObjectCount> FakeModel::gl_objects() const {
   return {{"Textures", 12}, {"EglImages", 3}, {"EglSyncs", -1}};
+}
+
+std::vector<bus::ObjectCount> FakeModel::drm_handles() const {
+  return {{"GemHandles", 9}, {"SyncobjHandles", 2}, {"Files", 2}, {"card0.GemHandles", 9}};
 }
 
 std::vector<bus::SurfaceInfo> FakeModel::surfaces() const {

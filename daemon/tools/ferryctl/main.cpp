@@ -153,7 +153,7 @@ int show(sd_bus* bus, const Args& a) {
     sec.clients = sec.surfaces = true;
     text = format_clients(snap) + format_surfaces(snap);
   } else {
-    sec.gpus = sec.outputs = sec.clients = sec.surfaces = sec.gl_objects = true;
+    sec.gpus = sec.outputs = sec.clients = sec.surfaces = sec.gl_objects = sec.drm_handles = true;
     text = format_status(snap);
   }
   if (a.json) text = format_json(snap, sec) + "\n";

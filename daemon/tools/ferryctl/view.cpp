@@ -127,18 +127,28 @@ std::string format_surfaces(const Snapshot& s) {
   return out;
 }
 
-std::string format_gl_objects(const Snapshot& s) {
-  if (s.gl_objects.fields.empty()) return "";  // a ferryd without the property
-  std::string out = "GL objects:";
-  for (size_t k = 0; k < s.gl_objects.fields.size(); ++k)
-    out += std::string(k ? ", " : " ") + s.gl_objects.fields[k].first + " " +
-           bus::to_text(s.gl_objects.fields[k].second);
+namespace {
+// "LABEL: key N, key N" for a record of counts; empty for an empty record (a ferryd without
+// the property, or no DRM device).
+std::string format_counts(const char* label, const Record& counts) {
+  if (counts.fields.empty()) return "";
+  std::string out = label;
+  for (size_t k = 0; k < counts.fields.size(); ++k)
+    out += std::string(k ? ", " : " ") + counts.fields[k].first + " " +
+           bus::to_text(counts.fields[k].second);
   return out + "\n";
+}
+}  // namespace
+
+std::string format_gl_objects(const Snapshot& s) { return format_counts("GL objects:", s.gl_objects); }
+
+std::string format_drm_handles(const Snapshot& s) {
+  return format_counts("DRM handles:", s.drm_handles);
 }
 
 std::string format_status(const Snapshot& s) {
   return "ferryd " + or_dash(s.version) + "\n" + format_gpus(s) + format_outputs(s) +
-         format_surfaces(s) + format_gl_objects(s);
+         format_surfaces(s) + format_gl_objects(s) + format_drm_handles(s);
 }
 
 std::string format_json(const Snapshot& s, const Sections& sections) {
@@ -148,6 +158,7 @@ std::string format_json(const Snapshot& s, const Sections& sections) {
   if (sections.clients) out += ",\"clients\":" + json_list(s.clients);
   if (sections.surfaces) out += ",\"surfaces\":" + json_list(s.surfaces);
   if (sections.gl_objects) out += ",\"gl_objects\":" + json_record(s.gl_objects);
+  if (sections.drm_handles) out += ",\"drm_handles\":" + json_record(s.drm_handles);
   return out + "}";
 }
 
