@@ -72,8 +72,9 @@ inline std::string describe(const Counts& c) {
 }
 
 // A private dbus-daemon for ferryd (pass env() to Ferryd::start) and a connection to it
-// that reads ferryd's properties in one GetAll: the clients and surfaces it lists, and its
-// GlObjects, one count per kind ("GL Textures" and so on).
+// that reads ferryd's properties in one GetAll: the clients and surfaces it lists, its
+// GlObjects, one count per kind ("GL Textures" and so on), and its DrmHandles as the kernel
+// counts them ("DRM GemHandles", "DRM card0.SyncobjHandles"; none without a DRM device).
 class CountsOnBus {
  public:
   CountsOnBus() {
@@ -97,6 +98,8 @@ class CountsOnBus {
              {"surfaces", int64_t(snap.surfaces.size())}};
       for (const auto& field : snap.gl_objects.fields)
         out.emplace_back("GL " + field.first, int64_t(snap.gl_objects.num(field.first)));
+      for (const auto& field : snap.drm_handles.fields)
+        out.emplace_back("DRM " + field.first, int64_t(snap.drm_handles.num(field.first)));
     }
     sd_bus_error_free(&err);
     return out;
@@ -110,12 +113,19 @@ class CountsOnBus {
   sd_bus* client_ = nullptr;
 };
 
+// The count named 'name' in 'c'; -1 when absent.
+inline int64_t count_named(const Counts& c, const std::string& name) {
+  for (const auto& [n, v] : c)
+    if (n == name) return v;
+  return -1;
+}
+
 // Starts 'exe SOCKET 3' (progress bytes on fd 3), waits for 'steps' progress bytes
-// (bounded), then SIGKILLs it, optionally after a short pause so that the kill can land
-// inside the next step. Returns the number of steps it reported, or -1 when it failed on
-// its own.
+// (bounded), calls 'before_kill' (if any) while the client still lives, then SIGKILLs it,
+// optionally after a short pause so that the kill can land inside the next step. Returns
+// the number of steps it reported, or -1 when it failed on its own.
 inline int churn_once(const std::string& exe, const std::string& socket_path, int steps,
-                      int pause_us) {
+                      int pause_us, const std::function<void()>& before_kill = {}) {
   int p[2];
   if (pipe2(p, O_CLOEXEC) != 0) return -1;
   pid_t pid = fork();
@@ -133,6 +143,7 @@ inline int churn_once(const std::string& exe, const std::string& socket_path, in
     if (read(p[0], &b, 1) != 1) break;
     ++got;
   }
+  if (before_kill && got == steps) before_kill();
   if (pause_us > 0) usleep(useconds_t(pause_us));
   kill(pid, SIGKILL);
   int st = 0;
@@ -142,12 +153,20 @@ inline int churn_once(const std::string& exe, const std::string& socket_path, in
   return got == steps && killed ? got : -1;
 }
 
+// What run_churn saw of the counts: at the baseline, and while one more client, after the
+// baseline, had made all its objects (so a test can show that a count sees the clients).
+struct ChurnSamples {
+  Counts base, alive;
+};
+
 // The whole check on a started ferryd: three full warm-up runs of 'client' (its last
 // step is 'steps'), the baseline, 'cycles' kills after 0..steps steps (seeded), then the
-// counts, those of 'sources' included. FERRY_CHURN_CYCLES overrides 'cycles'.
+// counts, those of 'sources' included. FERRY_CHURN_CYCLES overrides 'cycles'. With
+// 'samples', one full client more after the baseline, its counts read before its kill.
 inline void run_churn(Ferryd& f, const std::string& client, int steps, int cycles,
                       const std::vector<CountSource>& sources,
-                      long rss_tolerance_kb = kChurnRssToleranceKb) {
+                      long rss_tolerance_kb = kChurnRssToleranceKb,
+                      ChurnSamples* samples = nullptr) {
   using namespace std::chrono_literals;
   if (const char* env = std::getenv("FERRY_CHURN_CYCLES")) cycles = std::atoi(env);
   // Warm-up: full runs (shaders compiled, keymap made, allocator pools grown).
@@ -182,6 +201,14 @@ inline void run_churn(Ferryd& f, const std::string& client, int steps, int cycle
   wait_until([&] { return base_counts = read_all(&complete), complete; }, 10s);
   ASSERT_TRUE(complete) << "a count could not be read: " << describe(base_counts) << "\n"
                         << f.log();
+  if (samples) {
+    samples->base = base_counts;
+    ASSERT_EQ(churn_once(client, f.socket_path(), steps, 0,
+                         [&] { samples->alive = read_all(&complete); }),
+              steps)
+        << f.log();
+    std::printf("churn: counts with a client alive: %s\n", describe(samples->alive).c_str());
+  }
 
   std::mt19937 rng(20261124);
   long peak_rss = base_rss;

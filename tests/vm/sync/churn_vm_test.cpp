@@ -2,9 +2,11 @@
 // gives (ferryd --backend headless --display-device /dev/dri/card0, vkms): dmabuf buffers
 // from vgem, syncobj timelines on vkms, a commit held by an acquire point that never
 // comes; clients (vm-churn-client) SIGKILLed after a random number of steps. ferryd's
-// fds, sockets, RSS and GL/EGL objects (D-Bus GlObjects), and the kernel's dma-buf objects
-// (system-wide) and vkms framebuffers (both from debugfs, which the guest's init mounts)
-// must return to the baseline, and a new client must get frames (churn.hpp). Twice: on
+// fds, sockets, RSS and GL/EGL objects (D-Bus GlObjects), the GEM and syncobj handles in
+// its DRM files as the kernel answers (D-Bus DrmHandles, gpu/drm_handle_census), and the
+// kernel's dma-buf objects (system-wide) and vkms framebuffers (both from debugfs, which
+// the guest's init mounts) must return to the baseline, and a new client must get frames
+// (churn.hpp). Twice: on
 // the headless backend, and on the KMS backend on vkms, where the client's dmabuf goes on
 // an overlay plane (an AddFB2 of the client's buffer, removed after the flip that replaces
 // it), so that the framebuffer count sees the clients too. 100 cycles each under TCG;
@@ -71,8 +73,11 @@ Counts kernel_counts() {
   return {{"dma-bufs", bufs}, {"vkms framebuffers", fbs}};
 }
 
-// Starts ferryd with 'args' on a private bus and runs the churn with every count.
-void churn_with_counts(Ferryd& f, const std::vector<std::string>& args,
+// Starts ferryd with 'args' on a private bus and runs the churn with every count. The
+// handle counts must have seen a client: with one alive (its dmabufs imported, its
+// timeline imported on the display device) ferryd's files held more GEM handles on
+// 'gem_node' and more syncobj handles than at the baseline.
+void churn_with_counts(Ferryd& f, const std::vector<std::string>& args, const std::string& gem_node,
                        long rss_tolerance_kb = kChurnRssToleranceKb) {
   const char* client = std::getenv("FERRY_CHURN_CLIENT");
   ASSERT_TRUE(client) << "FERRY_CHURN_CLIENT names vm-churn-client";
@@ -81,14 +86,24 @@ void churn_with_counts(Ferryd& f, const std::vector<std::string>& args,
   CountsOnBus counts;
   ASSERT_TRUE(counts.ok()) << counts.error();
   ASSERT_TRUE(f.start(args, {counts.env()}));
-  run_churn(f, client, kSteps, 100, {counts.source(), kernel_counts}, rss_tolerance_kb);
+  ChurnSamples samples;
+  run_churn(f, client, kSteps, 100, {counts.source(), kernel_counts}, rss_tolerance_kb,
+            &samples);
+  const std::string gem = "DRM " + gem_node + ".GemHandles";
+  EXPECT_GE(count_named(samples.base, gem), 0) << describe(samples.base);
+  EXPECT_GT(count_named(samples.alive, gem), count_named(samples.base, gem))
+      << describe(samples.alive);
+  EXPECT_GT(count_named(samples.alive, "DRM card0.SyncobjHandles"),
+            count_named(samples.base, "DRM card0.SyncobjHandles"))
+      << describe(samples.alive);
   EXPECT_EQ(f.stop(), 0);
 }
 
 TEST(ChurnVm, KilledDmabufAndSyncobjClientsLeaveNoFdsSocketsMemoryOrObjectsBehind) {
   Ferryd f;
   churn_with_counts(f, {"--backend", "headless", "--display-device", "/dev/dri/card0",
-                        "--output", "320x240@60"});
+                        "--output", "320x240@60"},
+                    "card0");
 }
 
 // The clients offloaded to vgem as the render device by a rule that fixes rgb (else the
@@ -104,7 +119,7 @@ TEST(ChurnVm, OffloadedDmabufClientsLeaveNoObjectsBehind) {
   churn_with_counts(f, {"--backend", "headless", "--display-device", "/dev/dri/card0",
                         "--render-device", "/dev/dri/card1", "--config", cfg, "--output",
                         "320x240@60"},
-                    kOffloadRssToleranceKb);
+                    "card1", kOffloadRssToleranceKb);
   const std::string log = f.log();
   EXPECT_NE(log.find("new -> rgb (offloaded: rule 'churn-offload'"), std::string::npos) << log;
   EXPECT_NE(log.find("offload: carrier: dmabuf"), std::string::npos) << log;
@@ -113,7 +128,7 @@ TEST(ChurnVm, OffloadedDmabufClientsLeaveNoObjectsBehind) {
 TEST(ChurnVm, KmsOverlayClientsLeaveNoFramebuffersBehind) {
   setenv("LIBSEAT_BACKEND", "builtin", 0);
   Ferryd f;
-  churn_with_counts(f, {"--backend", "kms", "--stats"});
+  churn_with_counts(f, {"--backend", "kms", "--stats"}, "card0");
   // The clients' buffers did reach a plane of their own: the framebuffer count saw them.
   std::smatch m;
   const std::string log = f.log();
