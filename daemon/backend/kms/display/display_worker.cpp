@@ -9,9 +9,9 @@
 #include <cerrno>
 #include <cstring>
 
-#include "backend/kms/display/thread_priority.hpp"
 #include "util/clock.hpp"
 #include "util/log.hpp"
+#include "util/thread_priority.hpp"
 
 namespace ferry::kms {
 
@@ -47,8 +47,14 @@ void DisplayThread::Worker::join() {
 
 void DisplayThread::Worker::run() {
   pthread_setname_np(pthread_self(), "ferry-display");
-  const ThreadPriority priority =
-      options_.raise_priority ? raise_thread_priority() : ThreadPriority::unchanged;
+  ThreadPriority priority = ThreadPriority::unchanged;
+  if (options_.raise_priority) {
+    const PriorityResult r = raise_thread_priority(0, SchedPolicy::fifo);
+    log_info("display thread: %s", describe(r, SchedPolicy::fifo).c_str());
+    priority = r.got == PriorityResult::Got::realtime ? ThreadPriority::sched_fifo
+               : r.got == PriorityResult::Got::nice   ? ThreadPriority::nice
+                                                      : ThreadPriority::unchanged;
+  }
   {
     std::lock_guard lock(shared_.mutex);
     shared_.priority = priority;
