@@ -51,6 +51,9 @@ constexpr Names<Backend, 4> kBackend{{{Backend::automatic, "auto"},
                                       {Backend::kms, "kms"},
                                       {Backend::headless, "headless"},
                                       {Backend::wayland, "wayland"}}};
+constexpr Names<Priority, 3> kPriority{{{Priority::realtime, "realtime"},
+                                        {Priority::high, "high"},
+                                        {Priority::normal, "normal"}}};
 constexpr Names<UnconfiguredBuffer, 2> kUnconfigured{{{UnconfiguredBuffer::error, "error"},
                                                       {UnconfiguredBuffer::accept, "accept"}}};
 constexpr Names<log::Level, 5> kLevel{{{log::Level::error, "error"},
@@ -149,7 +152,8 @@ class Reader {
     for (auto&& [k, v] : t) {
       if (k == "log_level") cfg.log_level = choice(v, "log_level", kLevel);
       else if (k == "backend") cfg.backend = choice(v, "backend", kBackend);
-      else unknown(k, " in [general] (known: log_level, backend)");
+      else if (k == "priority") cfg.priority = choice(v, "priority", kPriority);
+      else unknown(k, " in [general] (known: log_level, backend, priority)");
     }
   }
   void headless(const toml::table& t, Config& cfg) const {
@@ -313,6 +317,7 @@ const char* to_string(GpuChoice v) { return kGpu.name(v); }
 const char* to_string(AppClass v) { return kClass.name(v); }
 const char* to_string(ScanoutChoice v) { return kScanout.name(v); }
 const char* to_string(Backend v) { return kBackend.name(v); }
+const char* to_string(Priority v) { return kPriority.name(v); }
 const char* to_string(UnconfiguredBuffer v) { return kUnconfigured.name(v); }
 bool parse(std::string_view s, GpuChoice* out) { return kGpu.parse(s, out); }
 bool parse(std::string_view s, TransferMode* out) {

@@ -25,6 +25,10 @@ using TransferChoice = ferry::TransferMode;
 enum class AppClass { standard, game, technical, video };  // "default" in the file
 enum class ScanoutChoice { automatic, direct, composite };
 enum class Backend { automatic, kms, headless, wayland };
+// [general] priority: the scheduling class of the threads that compose a frame (the main
+// thread and a CPU rasteriser's workers; util/thread_priority.hpp). The KMS display thread
+// asks for SCHED_FIFO on a GPU whatever this says.
+enum class Priority { realtime, high, normal };
 // [compat] unconfigured_buffer and the rule action of that name: what ferryd does when a
 // client commits a buffer to an xdg_surface before acking its initial configure (xdg-shell
 // makes that the protocol error unconfigured_buffer; old toolkits and wlcs 1.5 do it).
@@ -34,6 +38,7 @@ const char* to_string(GpuChoice v);
 const char* to_string(AppClass v);
 const char* to_string(ScanoutChoice v);
 const char* to_string(Backend v);
+const char* to_string(Priority v);
 const char* to_string(UnconfiguredBuffer v);
 // Parse the spelling used in the file ("cpu-copy", "default", "auto"); false if unknown.
 bool parse(std::string_view s, GpuChoice* out);
@@ -77,6 +82,7 @@ struct Config {
   // [general]
   log::Level log_level = log::Level::info;
   Backend backend = Backend::automatic;
+  Priority priority = Priority::realtime;
   std::vector<HeadlessOutput> headless_outputs;  // empty: one 1920x1080@60
   // [output]: when outputs compose (core/frame_schedule.hpp).
   bool frame_schedule = true;         // "deadline" (true) or "immediate"

@@ -41,6 +41,7 @@
 #include "util/child_env.hpp"
 #include "util/clock.hpp"
 #include "util/png.hpp"
+#include "util/thread_priority.hpp"
 #include "xwayland/launcher.hpp"
 
 #include <drm_fourcc.h>
@@ -331,6 +332,37 @@ bool save_screenshot(Server& server, Output& out, const std::string& path) {
   return true;
 }
 
+// The threads a frame's composition waits for: the main thread (the repaint), and with a
+// CPU rasteriser (llvmpipe) the display renderer's worker threads, which rasterise what
+// the main thread then waits for. Called after Server::init, when those threads exist and
+// before the render device's screen is made (its threads stand for another GPU's and keep
+// normal priority). Real-time with SCHED_RESET_ON_FORK: clients and Xwayland, forked from
+// the main thread later, start at normal priority. Returns what was had, for --stats.
+std::string raise_compose_priority(config::Priority wanted) {
+  if (wanted == config::Priority::normal) return "normal (priority = \"normal\")";
+  const SchedPolicy policy =
+      wanted == config::Priority::realtime ? SchedPolicy::rr : SchedPolicy::none;
+  std::string out = "main thread " + describe(raise_thread_priority(0, policy), policy);
+  const std::vector<pid_t> rasterisers = threads_named("llvmpipe-");
+  std::vector<std::string> got;  // one description per distinct outcome, in order
+  std::vector<int> count;
+  for (pid_t tid : rasterisers) {
+    std::string d = describe(raise_thread_priority(tid, policy), policy);
+    auto it = std::find(got.begin(), got.end(), d);
+    if (it == got.end()) {
+      got.push_back(d);
+      count.push_back(1);
+    } else {
+      ++count[size_t(it - got.begin())];
+    }
+  }
+  for (size_t i = 0; i < got.size(); ++i)
+    out += ", " + std::to_string(count[i]) + " llvmpipe thread" + (count[i] > 1 ? "s " : " ") +
+           got[i];
+  log_info("priority: %s", out.c_str());
+  return out;
+}
+
 void print_stats(Server& server, double seconds) {
   for (auto& o : server.outputs()) {
     const OutputStats& s = o->stats();
@@ -504,6 +536,7 @@ int run_daemon(const CliOptions& cli) {
     if (c.display_device != previous->display_device) restart_note("display_device");
     if (c.render_device != previous->render_device) restart_note("render_device");
     if (c.backend != previous->backend) restart_note("backend");
+    if (c.priority != previous->priority) restart_note("priority");
     if (c.headless_outputs.size() != previous->headless_outputs.size()) restart_note("outputs");
     std::string input_err;
     if (input && !input->apply(c.input, &input_err)) log_error("config: %s", input_err.c_str());
@@ -564,6 +597,7 @@ int run_daemon(const CliOptions& cli) {
     }
   }
   Server& server = *server_ptr;
+  const std::string priority = raise_compose_priority(cfg->priority);
   input = std::make_unique<LiveInput>(server);
   if (!input->apply(cfg->input, &error)) log_error("config: %s", error.c_str());
   if (server.kms() && !input->start_devices(&error))
@@ -721,6 +755,7 @@ int run_daemon(const CliOptions& cli) {
       log_warn("offload: %llu pack(s) still running 5000 ms into the exit: counted as abandoned",
                static_cast<unsigned long long>(offload->packs_in_flight()));
     print_stats(server, seconds);
+    std::printf("priority: %s\n", priority.c_str());
     if (offload) offload->print_stats(stdout);
     std::fflush(stdout);
   }

@@ -156,6 +156,15 @@ TEST(ConfigParse, EnumNamesRoundTrip) {
   EXPECT_FALSE(parse("dedicated", &g));
 }
 
+TEST(ConfigParse, Priority) {
+  EXPECT_EQ(parse_ok("").priority, Priority::realtime);
+  EXPECT_EQ(parse_ok("[general]\npriority = \"high\"\n").priority, Priority::high);
+  EXPECT_EQ(parse_ok("[general]\npriority = \"normal\"\n").priority, Priority::normal);
+  EXPECT_STREQ(to_string(Priority::realtime), "realtime");
+  EXPECT_EQ(parse_error("[general]\npriority = \"max\"\n"),
+            "test.toml:2:12: 'priority' must be one of realtime|high|normal, not \"max\"");
+}
+
 TEST(ConfigParse, WaylandBackend) {
   Config c = parse_ok("[general]\nbackend = \"wayland\"\n");
   EXPECT_EQ(c.backend, Backend::wayland);
@@ -236,7 +245,7 @@ TEST(RuleMatch, TagAndCatchAll) {
 
 TEST(ConfigErrors, ExactPositions) {
   EXPECT_EQ(parse_error("[general]\nlog_levl = \"debug\"\n"),
-            "test.toml:2:1: unknown key 'log_levl' in [general] (known: log_level, backend)");
+            "test.toml:2:1: unknown key 'log_levl' in [general] (known: log_level, backend, priority)");
   EXPECT_EQ(parse_error("[general]\nlog_level = \"loud\"\n"),
             "test.toml:2:13: 'log_level' must be one of error|warning|notice|info|debug, not "
             "\"loud\"");

@@ -286,9 +286,7 @@ TEST_F(HostileSequence, SyncFloodWhileReadingLeavesOthersTheirFrames) {
   ASSERT_TRUE(w.ok());
   int batches = flood_until_others_get_frames(
       [&] {
-        for (int i = 0; i < 500; ++i)
-          if (!w.request(1, 0, {w.new_id()})) return false;
-        return w.roundtrip(30000);
+        return w.syncs(500) && w.roundtrip(30000);
       },
       *good_);
   std::printf("sync flood while reading: %d requests until the other client had 3 frames\n",

@@ -51,6 +51,13 @@ bool RawWire::request(uint32_t object, uint16_t opcode, const std::vector<uint32
   return write_bytes(msg.data(), msg.size() * 4, fd);
 }
 
+bool RawWire::syncs(int n) {
+  std::vector<uint32_t> msgs;
+  msgs.reserve(size_t(n) * 3);
+  for (int i = 0; i < n; ++i) msgs.insert(msgs.end(), {1u, 12u << 16, new_id()});
+  return write_bytes(msgs.data(), msgs.size() * 4);
+}
+
 std::vector<uint32_t> RawWire::string_words(const std::string& s) {
   std::vector<uint32_t> w(1 + (s.size() + 4) / 4, 0);
   w[0] = uint32_t(s.size() + 1);

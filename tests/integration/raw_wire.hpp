@@ -24,6 +24,12 @@ class RawWire {
   // travels as SCM_RIGHTS with it. false when the socket refused the bytes.
   bool request(uint32_t object, uint16_t opcode, const std::vector<uint32_t>& words,
                int fd = -1);
+  // 'n' wl_display.sync requests (new callback ids) in one write, as libwayland-client
+  // sends what it queued at a flush. Writing them one syscall each instead, without reading,
+  // is a different client: a compositor that answers each at once (ferryd at real-time
+  // priority) puts every answer in a socket buffer entry of its own, and a few hundred of
+  // them fill the socket and libwayland's buffer behind it (docs/reliability.md).
+  bool syncs(int n);
   // Writes raw bytes as they are (a header that lies about its size, ...).
   bool write_bytes(const void* data, size_t size, int fd = -1);
   // Wire encoding of a string argument (length with the NUL, padded to 4 bytes).
