@@ -61,7 +61,10 @@ SystemdNotifier SystemdNotifier::from_environment(bool unset_environment) {
     unsetenv("WATCHDOG_USEC");
     unsetenv("WATCHDOG_PID");
   }
-  return SystemdNotifier(std::move(path), path.empty() ? 0 : usec);
+  // Not 'std::move(path), path.empty() ? ...' in one call: the order in which arguments are
+  // evaluated is unspecified (clang moves first and then sees an empty path).
+  if (path.empty()) usec = 0;
+  return SystemdNotifier(std::move(path), usec);
 }
 
 bool SystemdNotifier::send(std::string_view message) {
