@@ -57,6 +57,7 @@ class PackWorkerTest : public ::testing::Test {
 
 // A value that records on which thread it was destroyed.
 struct Witness {
+  explicit Witness(std::thread::id* d) : died_on(d) {}
   std::thread::id* died_on;
   ~Witness() { *died_on = std::this_thread::get_id(); }
 };

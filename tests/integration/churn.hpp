@@ -1,4 +1,10 @@
 #pragma once
+// GCC says ASan with __SANITIZE_ADDRESS__, clang (14) only through __has_feature.
+#if defined(__has_feature)
+#define FERRY_HAS_FEATURE(x) __has_feature(x)
+#else
+#define FERRY_HAS_FEATURE(x) 0
+#endif
 // Churn (issue 10, "soak and churn"), shared by the host test (churn_test.cpp, shm objects)
 // and the guest test (tests/vm/sync/churn_vm_test.cpp, dmabuf buffers and syncobj
 // timelines): a client that creates objects one step at a time, writing a progress byte
@@ -251,7 +257,7 @@ inline void run_churn(Ferryd& f, const std::string& client, int steps, int cycle
               peak_rss, steps);
   for (int k : kills_by_step) std::printf(" %d", k);
   std::printf("\n");
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__) || FERRY_HAS_FEATURE(address_sanitizer)
   // ASan keeps freed memory in quarantine (256 MB by default): RSS grows with every free,
   // leak or not. The fd and socket counts above still hold.
   std::printf("churn: RSS not checked under AddressSanitizer\n");
