@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <thread>
 
 #include "harness.hpp"
@@ -165,18 +166,23 @@ TEST(Presentation, HundredFortyFourHertz) { check_presentation(144); }
 
 // Frame scheduling (core/frame_schedule.*): surface A runs a frame-callback loop, so a frame
 // is wanted at every vblank; 3 ms after each of A's presents, surface B commits a new
-// buffer. With --frame-schedule deadline the output composes just before the vblank, so B
+// buffer. The output runs at 30 Hz: B's commit must come before the deadline, a period
+// minus the compose prediction and the margin, and on a slow machine of this kind the
+// ASan build's prediction for this 320x240 frame was 12.5 ms (at 60 Hz the deadline then
+// fell 3.2 ms after the vblank, with B, and B never made the next vblank in either mode).
+// With --frame-schedule deadline the output composes just before the vblank, so B
 // is shown at the vblank after the one it reacted to (seq + 1). Immediate, the output has
 // already sent A's frame (a no-op flip) when B arrives, so B waits one more (seq + 2).
 struct ScheduleOutcome {
   std::vector<int64_t> b_delay;     // B's presented seq - the seq of A's present it followed
   std::vector<uint32_t> a_done_ms;  // A's frame callback times from B's warm_up-th commit on
+  double predicted_ms = -1;         // ferryd's compose prediction at exit (--stats)
 };
 
 ScheduleOutcome run_schedule(const std::string& mode, int trials, int warm_up) {
   ScheduleOutcome out;
   Ferryd f;
-  EXPECT_TRUE(f.start({"--output", "320x240@60", "--frame-schedule", mode}));
+  EXPECT_TRUE(f.start({"--output", "320x240@30", "--frame-schedule", mode, "--stats"}));
   std::string err;
   auto c = WlClient::connect(f.socket_path(), &err);
   EXPECT_TRUE(c) << err;
@@ -210,7 +216,7 @@ ScheduleOutcome run_schedule(const std::string& mode, int trials, int warm_up) {
   std::vector<uint64_t> b_after(static_cast<size_t>(trials));
   int b_committed = 0;
   size_t b_wait = 0;  // B commits when A's frame b_wait was presented (every other A frame)
-  auto deadline = std::chrono::steady_clock::now() + 30s;
+  auto deadline = std::chrono::steady_clock::now() + 60s;  // a hang: 100 trials take ~10 s
   while (std::chrono::steady_clock::now() < deadline) {
     if (!c->dispatch_for(5)) break;
     if (!aloop.fired) continue;
@@ -244,18 +250,21 @@ ScheduleOutcome run_schedule(const std::string& mode, int trials, int warm_up) {
   EXPECT_EQ(b_committed, trials) << mode;
   c.reset();
   EXPECT_EQ(f.stop(), 0) << f.log();
+  const std::string log = f.log();
+  const size_t at = log.find("compose predicted ");
+  if (at != std::string::npos) out.predicted_ms = std::atof(log.c_str() + at + 18);
   return out;
 }
 
-// A's callbacks keep the output's pace: never two in one refresh (16.67 ms at 60 Hz; the
+// A's callbacks keep the output's pace: never two in one refresh (33.33 ms at 30 Hz; the
 // times are whole milliseconds), mostly exactly one period apart.
 void expect_paced(const std::string& mode, const std::vector<uint32_t>& done_ms) {
   ASSERT_GE(done_ms.size(), 10u) << mode;
   size_t one_period = 0;
   for (size_t i = 1; i < done_ms.size(); ++i) {
     uint32_t d = done_ms[i] - done_ms[i - 1];
-    EXPECT_GE(d, 16u) << mode << ": callbacks " << i - 1 << " and " << i << " " << d << " ms apart";
-    if (d <= 17) ++one_period;
+    EXPECT_GE(d, 33u) << mode << ": callbacks " << i - 1 << " and " << i << " " << d << " ms apart";
+    if (d <= 34) ++one_period;
   }
   // Most, not all: a loaded machine (CI runs two tests at once on 2 cores) may miss a
   // refresh now and then; a compositor that stalls on B's commits misses every other one.
@@ -286,6 +295,8 @@ TEST(FrameSchedule, CommitAfterPresentMakesTheNextVblank) {
   }
   std::printf("B presented at seq+N after A's present: deadline:%s; immediate:%s\n",
               on_list.c_str(), off_list.c_str());
+  std::printf("compose predicted at exit: deadline %.2f ms, immediate %.2f ms\n",
+              on.predicted_ms, off.predicted_ms);
   const int n = trials - warm_up;
   // Deadline: shown at the next vblank. Immediate: the output is already busy with A's
   // frame, so B takes one vblank more. Measured unloaded and under load: deadline 19-20 of
