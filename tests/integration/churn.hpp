@@ -254,7 +254,7 @@ inline void run_churn(Ferryd& f, const std::string& client, int steps, int cycle
     }
   }
   ASSERT_TRUE(f.running()) << f.log();
-  bool fds_back = wait_until([&] { return f.fd_count() == base_fds; }, 10s);
+  bool fds_back = wait_until([&] { return f.fd_count() == base_fds; }, 30s);
   std::string new_fds;
   for (const std::string& t : f.fd_targets())
     if (std::find(base_targets.begin(), base_targets.end(), t) == base_targets.end())
@@ -265,7 +265,7 @@ inline void run_churn(Ferryd& f, const std::string& client, int steps, int cycle
   // Objects of the last clients may still be on their way out (a frame in flight holds a
   // buffer; the kernel frees a dma-buf after its last user): wait for them, bounded.
   Counts end_counts;
-  wait_until([&] { return (end_counts = read_all(&complete)) == base_counts; }, 10s);
+  wait_until([&] { return (end_counts = read_all(&complete)) == base_counts; }, 30s);
   EXPECT_EQ(describe(end_counts), describe(base_counts));
   std::printf("churn: counts before: %s\nchurn: counts after:  %s\n", describe(base_counts).c_str(),
               describe(end_counts).c_str());
