@@ -28,7 +28,8 @@ if [ ! -d build-asan ]; then
   meson setup build-asan -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug \
     -Dc_args=-fsanitize=float-cast-overflow -Dcpp_args=-fsanitize=float-cast-overflow
 fi
-meson compile -C build-asan
+# Only what its suites need (no guest tests, no benchmarks): 8.1 min instead of 11.4.
+tests/build-for-suites build-asan unit kms integration
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 # Leak checking where it can attribute leaks: the unit suite. ferryd and the GL tests load
 # Mesa's llvmpipe driver, which leaks at exit from a module it has already unloaded, so
