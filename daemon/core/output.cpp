@@ -44,11 +44,13 @@ Output::Output(Server& server, std::string name, const OutputMode& mode)
 
 Output::~Output() {
   if (idle_) wl_event_source_remove(idle_);
+  if (replace_idle_) wl_event_source_remove(replace_idle_);
   if (timer_source_) wl_event_source_remove(timer_source_);
   for (Surface* s : server_.surfaces()) s->forget_output(this);
   for (wl_resource* r : resources_) wl_resource_set_user_data(r, nullptr);
   for (wl_resource* r : in_flight_callbacks_.take()) wl_resource_destroy(r);
   for (wl_resource* r : in_flight_feedbacks_.take()) presentation_feedback_discard(r);
+  for (wl_resource* r : in_flight_top_feedbacks_.take()) presentation_feedback_discard(r);
   if (global_) wl_global_destroy(global_);
   server_.renderer().release_offscreen(scratch_, scratch_tex_);
 }
@@ -188,6 +190,7 @@ void Output::request_capture(bool with_cursor) {
 }
 
 void Output::arm_repaint() {
+  if (frame_in_flight_) arm_replace();
   if (repaint_armed_ || frame_in_flight_ || !backend_) return;
   repaint_armed_ = true;
   int64_t now = now_ns();
@@ -246,20 +249,14 @@ void Output::repaint() {
   // not by the empty submission made when the backend has no target free (the content
   // waits for the next frame, and so does its feedback, which stays with its surface and
   // is discarded there if the content is replaced meanwhile).
-  for (Surface* s : server_.surfaces()) {
-    if (!owns_callbacks_of(*s)) continue;
-    in_flight_callbacks_.append(s->frame_callbacks());
-  }
-  auto take_feedbacks = [this] {
-    for (Surface* s : server_.surfaces())
-      if (owns_callbacks_of(*s)) in_flight_feedbacks_.append(s->feedbacks());
-  };
+  take_callbacks();
   frame_wanted_ = false;
 
   // A capture needs a composed frame, unless the backend reads its direct frames itself.
   bool direct_ok = !capture_wanted_ || backend_->front_shows_direct_frames();
-  if (content && direct_ok && !compose_cursor && try_direct_scanout()) {
-    take_feedbacks();
+  Surface* direct = content && direct_ok && !compose_cursor ? try_direct_scanout() : nullptr;
+  if (direct) {
+    take_feedbacks(direct);
     in_flight_complete_ = backend_->front_shows_direct_frames();
     damage_.clear();
     history_.clear();  // composed targets no longer hold the previous frame
@@ -278,7 +275,7 @@ void Output::repaint() {
       in_flight_has_content_ = false;
       return;
     }
-    take_feedbacks();
+    take_feedbacks(nullptr);
     Region draw = damage_;
     if (target->age <= 0 || size_t(target->age) > history_.size() + 1) {
       draw = Region(layout_box());
@@ -316,11 +313,70 @@ void Output::repaint() {
     start_timing(FrameKind::composed, start_ns);
     wl_signal_emit_mutable(&on_frame, this);
   } else {
-    take_feedbacks();  // commits that changed nothing on this output: shown as they are
+    take_feedbacks(nullptr);  // commits that changed nothing on this output: shown as they are
     backend_->submit(false);
   }
   frame_in_flight_ = true;
   in_flight_has_content_ = content;
+}
+
+void Output::take_callbacks() {
+  for (Surface* s : server_.surfaces())
+    if (owns_callbacks_of(*s)) in_flight_callbacks_.append(s->frame_callbacks());
+}
+
+// What a direct frame shows of its surface: the client buffer, or the texture it was
+// uploaded into (a new one for every upload). The frame in flight holds it, so the address
+// is not reused while it is compared.
+static const void* direct_content_id(Surface& s) {
+  if (Buffer* b = s.buffer()) return b;
+  const SurfaceTexture* t = s.texture();
+  return t ? t->hold().get() : nullptr;
+}
+
+void Output::take_feedbacks(Surface* top) {
+  for (Surface* s : server_.surfaces()) {
+    if (!owns_callbacks_of(*s)) continue;
+    (s == top ? in_flight_top_feedbacks_ : in_flight_feedbacks_).append(s->feedbacks());
+  }
+  in_flight_direct_id_ = top ? direct_content_id(*top) : nullptr;
+}
+
+void Output::arm_replace() {
+  if (replace_idle_ || !in_flight_has_content_ || in_flight_kind_ != FrameKind::direct ||
+      !in_flight_timed_ || damage_.empty() || !backend_ || backend_->replace_deadline_ns() == 0)
+    return;
+  replace_idle_ = wl_event_loop_add_idle(
+      server_.loop(), [](void* data) { static_cast<Output*>(data)->replace_in_flight(); }, this);
+}
+
+// A late replacement (a mailbox for direct frames): content committed after the repaint
+// that made the direct frame in flight is shown at the same vblank, if it can be shown
+// directly too and the backend can still take it. The replaced frame's timing stays (it
+// was planned; this one was not), and it counts as dropped.
+void Output::replace_in_flight() {
+  replace_idle_ = nullptr;
+  if (!frame_in_flight_ || !in_flight_has_content_ || in_flight_kind_ != FrameKind::direct ||
+      damage_.empty() || capture_wanted_)
+    return;
+  const int64_t deadline = backend_->replace_deadline_ns();
+  if (deadline == 0 || now_ns() >= deadline) return;  // the next frame shows it
+  if (place_cursor()) return;  // the cursor must be composed: the next frame does
+  Surface* top = try_direct_scanout();
+  if (!top) return;
+  in_flight_cursor_on_plane_ = cursor_on_plane_;
+  // The replaced frame's content of that surface is never shown. (The same content again,
+  // after damage elsewhere beneath it, replaces nothing.)
+  if (direct_content_id(*top) != in_flight_direct_id_) {
+    stats_.frames_dropped++;
+    for (wl_resource* r : in_flight_top_feedbacks_.take()) presentation_feedback_discard(r);
+  }
+  take_callbacks();
+  take_feedbacks(top);
+  frame_wanted_ = false;
+  damage_.clear();
+  history_.clear();
+  in_flight_complete_ = backend_->front_shows_direct_frames();
 }
 
 void Output::start_timing(FrameKind kind, int64_t start_ns) {
@@ -470,14 +526,14 @@ bool Output::shows_one_to_one(const Surface& surface, int32_t w, int32_t h) cons
          sh == h;
 }
 
-bool Output::try_direct_scanout() {
+Surface* Output::try_direct_scanout() {
   // Only the topmost visible surface matters, and only when it alone fills the output.
   std::vector<SceneItem> items;
   for (const SceneItem& it : server_.scene().collect())
     if (!it.box.intersect(layout_box()).empty()) items.push_back(it);
   if (items.empty()) {
     backend_->set_scanout_candidate(nullptr);
-    return false;
+    return nullptr;
   }
   const SceneItem& top = items.back();
   backend_->set_scanout_candidate(top.box == layout_box() ? top.surface : nullptr);
@@ -487,15 +543,19 @@ bool Output::try_direct_scanout() {
   // frame.
   const SurfaceTexture* tex = buffer ? nullptr : top.surface->texture();
   const bool carrier = tex && tex->scanout();
-  if ((!buffer && !tex) || top.box != layout_box()) return false;
+  if ((!buffer && !tex) || top.box != layout_box()) return nullptr;
   Region uncovered(Rect{0, 0, top.box.width, top.box.height});
   uncovered.subtract(top.surface->opaque_region());
   bool covers = (buffer ? !buffer->has_alpha() : tex->opaque()) || uncovered.empty();
-  if (!covers) return false;
-  if (!backend_->try_direct_scanout(*top.surface, covers)) return false;
+  if (!covers) return nullptr;
+  if (!backend_->try_direct_scanout(*top.surface, covers)) return nullptr;
+  // A replacement takes the count of the frame it replaces, which is not shown.
+  if (in_flight_carrier_) stats_.carrier_scanout--;
+  if (frame_in_flight_) stats_.direct_scanout--;
   stats_.direct_scanout++;
   if (carrier) stats_.carrier_scanout++;
-  return true;
+  in_flight_carrier_ = carrier;
+  return top.surface;
 }
 
 void Output::presented(int64_t timestamp_ns, uint64_t seq, bool new_content) {
@@ -554,8 +614,11 @@ void Output::presented(int64_t timestamp_ns, uint64_t seq, bool new_content) {
     wl_resource_destroy(cb);
   }
   uint32_t flags = backend_ ? backend_->presentation_flags() : 0;
-  for (wl_resource* fb : in_flight_feedbacks_.take())
-    presentation_feedback_presented(fb, *this, timestamp_ns, mode_.period_ns(), seq, flags);
+  for (ResourceList* l : {&in_flight_feedbacks_, &in_flight_top_feedbacks_})
+    for (wl_resource* fb : l->take())
+      presentation_feedback_presented(fb, *this, timestamp_ns, mode_.period_ns(), seq, flags);
+  in_flight_direct_id_ = nullptr;
+  in_flight_carrier_ = false;
   wl_signal_emit_mutable(&on_present, this);
 
   bool waiting = frame_wanted_ || !damage_.empty();

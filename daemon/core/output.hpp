@@ -92,6 +92,11 @@ class OutputBackend {
   // Whether front_target() shows a frame that try_direct_scanout() took (the headless
   // backend reads the surface's texture itself); false: a capture needs a composed frame.
   virtual bool front_shows_direct_frames() const { return false; }
+  // While a direct frame waits for its vblank: the time (CLOCK_MONOTONIC ns) until which
+  // try_direct_scanout() may still replace it with a newer one, the replaced frame never
+  // shown; 0: it cannot be replaced. The headless backend shows its frame at the vblank
+  // itself, so until then; KMS hands a frame to the kernel at once (0).
+  virtual int64_t replace_deadline_ns() const { return 0; }
   // When the composed frame presented last was ready for its vblank (CLOCK_MONOTONIC ns:
   // rendered and, on KMS, committed to the kernel), for the frame scheduler's compose
   // times; 0: not known (then the end of submit() counts, right for a backend that waits
@@ -102,7 +107,8 @@ class OutputBackend {
 struct OutputStats {
   uint64_t frames_composed = 0;   // repaints that drew something
   uint64_t frames_presented = 0;  // vblanks that showed a new frame
-  uint64_t frames_dropped = 0;    // composed frames replaced before they were shown
+  uint64_t frames_dropped = 0;    // frames replaced before they were shown (direct frames
+                                  // replaced by a newer one before their vblank)
   uint64_t noop_flips = 0;        // vblanks waited for without new content
   uint64_t rects_drawn = 0;       // damage rectangles drawn
   uint64_t render_passes = 0;     // multipass batches (S4)
@@ -215,7 +221,17 @@ class Output {
   void repaint();
   void arm_repaint();
   static int on_repaint_timer(int fd, uint32_t mask, void* data);
-  bool try_direct_scanout();
+  // The surface shown as this frame without composition, if the backend took it (null:
+  // compose); counts the frame (a replacement: instead of the one it replaces).
+  Surface* try_direct_scanout();
+  // A direct frame waits for its vblank and newer content arrived: replace it, if the
+  // backend still can (replace_deadline_ns()) and the new content is shown directly too.
+  void arm_replace();
+  void replace_in_flight();
+  // Moves the frame callbacks and feedback committed so far to the frame in flight; those
+  // of 'top' (a direct frame's surface) to in_flight_top_feedbacks_.
+  void take_callbacks();
+  void take_feedbacks(Surface* top);
   // Shows the cursor on the backend's plane or marks it for composition (damage where it
   // moved); true when it must be composed into this frame.
   bool place_cursor();
@@ -268,6 +284,12 @@ class Output {
   // Callbacks and feedback of the frame in flight, sent at its presentation.
   ResourceList in_flight_callbacks_;
   ResourceList in_flight_feedbacks_;
+  // A direct frame's: the feedback of its surface's commits, discarded if a replacement
+  // shows newer content of it (in_flight_direct_id_: the buffer or texture it shows).
+  ResourceList in_flight_top_feedbacks_;
+  const void* in_flight_direct_id_ = nullptr;
+  bool in_flight_carrier_ = false;  // the direct frame in flight is a carrier slot
+  wl_event_source* replace_idle_ = nullptr;
   bool in_flight_has_content_ = false;
   std::vector<BufferRef> in_flight_buffers_;  // client buffers the frame in flight samples
   bool capture_wanted_ = false;     // next frame: compose everything (no planes)

@@ -54,13 +54,21 @@ class HeadlessBackend final : public OutputBackend {
   // with nothing above it, *is* the frame. Its texture is shown (and read by captures) as
   // it is, without a draw into target_; the hold keeps those pixels while they are on
   // screen or in flight (a commit meanwhile uploads into a new texture), and a dmabuf stays
-  // locked until a later frame replaces it.
+  // locked until a later frame replaces it. While a direct frame waits for its vblank, a
+  // newer one replaces it until that vblank's time (the output is shown at the vblank
+  // itself, nothing to latch earlier); the replaced one lets go of its texture.
   bool try_direct_scanout(Surface& surface, bool covers_output) override {
     const SurfaceTexture* tex = surface.texture();
     if (!covers_output || !tex || tex->yuv() || tex->y_inverted() || !tex->hold() ||
         std::getenv("FERRY_HEADLESS_NO_DIRECT") ||
         !output_.shows_one_to_one(surface, tex->width(), tex->height()))
       return false;
+    const bool replacing = frame_pending();
+    if (replacing) {
+      if (!pending_direct_.hold || now_ns() >= vblank_ns(next_seq_)) return false;
+      server_.egl().make_current();  // the last hold of a texture deletes it
+      pending_direct_.release();
+    }
     pending_content_ = true;
     pending_direct_.hold = tex->hold();
     pending_direct_.texture = tex->id();
@@ -70,8 +78,12 @@ class HeadlessBackend final : public OutputBackend {
     // target_ keeps an older frame, and the Output forgets the damage since: its next
     // composed frame is drawn whole.
     target_.age = 0;
-    queue_vblank();
+    if (!replacing) queue_vblank();
     return true;
+  }
+
+  int64_t replace_deadline_ns() const override {
+    return replace_ && frame_pending() && pending_direct_.hold ? vblank_ns(next_seq_) : 0;
   }
 
   bool front_shows_direct_frames() const override { return true; }
@@ -109,20 +121,23 @@ class HeadlessBackend final : public OutputBackend {
     return 0;
   }
 
+  // A frame (or a no-op flip) waits for vblank next_seq_.
+  bool frame_pending() const { return next_seq_ > last_seq_; }
+  int64_t vblank_ns(uint64_t seq) const { return base_ns_ + int64_t(seq) * output_.mode().period_ns(); }
+
   void queue_vblank() {
     int64_t period = output_.mode().period_ns();
     int64_t now = now_ns();
     uint64_t n = uint64_t((now - base_ns_) / period) + 1;
     if (n <= last_seq_) n = last_seq_ + 1;
     next_seq_ = n;
-    int64_t when = base_ns_ + int64_t(n) * period;
     itimerspec its{};
-    its.it_value = ns_to_timespec(when);
+    its.it_value = ns_to_timespec(vblank_ns(n));
     timerfd_settime(timer_.get(), TFD_TIMER_ABSTIME, &its, nullptr);
   }
 
   void vblank() {
-    int64_t ts = base_ns_ + int64_t(next_seq_) * output_.mode().period_ns();
+    int64_t ts = vblank_ns(next_seq_);
     last_seq_ = next_seq_;
     if (pending_content_) {
       // The frame shown until now lets go of its texture (and buffer).
@@ -162,6 +177,9 @@ class HeadlessBackend final : public OutputBackend {
   uint64_t next_seq_ = 0, last_seq_ = 0;
   bool pending_content_ = false;
   Direct pending_direct_, front_direct_;
+  // FERRY_HEADLESS_NO_REPLACE=1: a direct frame in flight is never replaced (ferry-bench-latency
+  // compares the two in one run).
+  const bool replace_ = std::getenv("FERRY_HEADLESS_NO_REPLACE") == nullptr;
 };
 
 }  // namespace
