@@ -25,8 +25,8 @@ constexpr uint32_t kVersion = 3;
 
 class Frame {
  public:
-  Frame(Server& server, Output* output, wl_resource* resource, const Rect& fb_rect, bool cursor)
-      : server_(server), output_(output), resource_(resource), rect_(fb_rect), cursor_(cursor) {
+  Frame(Output* output, wl_resource* resource, const Rect& fb_rect, bool cursor)
+      : output_(output), resource_(resource), rect_(fb_rect), cursor_(cursor) {
     if (output_) {
       present_listener_.connect(&output_->on_present, [this](void*) { on_present(); });
       frame_listener_.connect(&output_->on_frame, [this](void*) { damaged_ = true; });
@@ -137,7 +137,6 @@ class Frame {
                                         uint32_t(ts % 1'000'000'000));
   }
 
-  Server& server_;
   Output* output_;
   wl_resource* resource_;
   Rect rect_;
@@ -178,7 +177,7 @@ void capture(wl_client* client, wl_resource* manager, uint32_t id, int32_t overl
     want.intersect(box);
     fb = Renderer::layout_to_framebuffer(want, box, out->scale(), out->transform()).extents();
   }
-  auto* f = new Frame(*server, out, r, fb, overlay_cursor != 0);
+  auto* f = new Frame(out, r, fb, overlay_cursor != 0);
   wl_resource_set_implementation(r, &kFrameImpl, f, frame_resource_destroy);
   f->announce();
 }
