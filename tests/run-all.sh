@@ -2,7 +2,7 @@
 # The whole test suite, as README's test command and CI run it:
 #  1. release-style build with warnings as errors, every suite (unit, gl, integration, kms,
 #     wlcs, then vm: qemu + vkms, one guest at a time);
-#  2. ASan+UBSan build, unit, kms (display thread) and integration suites;
+#  2. ASan+UBSan build (clang), unit, kms (display thread) and integration suites;
 #  3. the libFuzzer targets (clang, ASan+UBSan), 10^5 executions each plus their regressions.
 # Each stage's start is printed with the time (README: the time of a full run). The stages
 # run one after the other: compiling the sanitizer builds beside the guest suite, even at
@@ -23,12 +23,17 @@ stage "release build: guest suite"
 meson test -C build-ci --print-errorlogs --num-processes 2 --suite vm
 
 stage "ASan+UBSan build"
-if [ ! -d build-asan ]; then
-  # GCC's -fsanitize=undefined leaves out float-cast-overflow; clang's (the fuzzers') has it.
-  meson setup build-asan -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug \
-    -Dc_args=-fsanitize=float-cast-overflow -Dcpp_args=-fsanitize=float-cast-overflow
+# clang: it compiles this build about 1.7 times as fast as GCC (-O0 with ASan), and its
+# -fsanitize=undefined has float-cast-overflow, which GCC's leaves out. A build-asan made
+# by GCC (before 2026-11-28) is made again.
+if [ -d build-asan ] && ! grep -q "clang++" build-asan/build.ninja 2>/dev/null; then
+  rm -rf build-asan
 fi
-# Only what its suites need (no guest tests, no benchmarks): 8.1 min instead of 11.4.
+if [ ! -d build-asan ]; then
+  CC=clang CXX=clang++ meson setup build-asan -Dwerror=true -Db_sanitize=address,undefined \
+    -Db_lundef=false -Dbuildtype=debug
+fi
+# Only what its suites need (no guest tests, no benchmarks).
 tests/build-for-suites build-asan unit kms integration
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 # Leak checking where it can attribute leaks: the unit suite. ferryd and the GL tests load
