@@ -1,6 +1,7 @@
 #include "offload/pack_worker.hpp"
 
 #include <poll.h>
+#include <pthread.h>
 #include <sys/eventfd.h>
 
 #include <algorithm>
@@ -135,6 +136,8 @@ bool PackWorker::cancel(Id id) {
 
 void PackWorker::run(std::shared_ptr<State> state) {
   State& s = *state;
+  // Named for top -H, perf and the churn tests, which count the workers still alive.
+  pthread_setname_np(pthread_self(), "ferry-pack");
   if (!s.ctx->make_current())
     log_error("offload worker: eglMakeCurrent failed: its packs will fail");
   std::unique_lock lock(s.mutex);

@@ -77,8 +77,9 @@ Counts kernel_counts() {
 // handle counts must have seen a client: with one alive (its dmabufs imported, its
 // timeline imported on the display device) ferryd's files held more GEM handles on
 // 'gem_node' and more syncobj handles than at the baseline.
+// With 'offloaded', the client alive had a pack worker of its own.
 void churn_with_counts(Ferryd& f, const std::vector<std::string>& args, const std::string& gem_node,
-                       long rss_tolerance_kb = kChurnRssToleranceKb) {
+                       long rss_tolerance_kb = kChurnRssToleranceKb, bool offloaded = false) {
   const char* client = std::getenv("FERRY_CHURN_CLIENT");
   ASSERT_TRUE(client) << "FERRY_CHURN_CLIENT names vm-churn-client";
   ASSERT_FALSE(kernel_counts().empty())
@@ -96,6 +97,10 @@ void churn_with_counts(Ferryd& f, const std::vector<std::string>& args, const st
   EXPECT_GT(count_named(samples.alive, "DRM card0.SyncobjHandles"),
             count_named(samples.base, "DRM card0.SyncobjHandles"))
       << describe(samples.alive);
+  EXPECT_EQ(count_named(samples.base, "ferry-pack threads"), 0) << describe(samples.base);
+  if (offloaded) {
+    EXPECT_GE(count_named(samples.alive, "ferry-pack threads"), 1) << describe(samples.alive);
+  }
   EXPECT_EQ(f.stop(), 0);
 }
 
@@ -119,7 +124,7 @@ TEST(ChurnVm, OffloadedDmabufClientsLeaveNoObjectsBehind) {
   churn_with_counts(f, {"--backend", "headless", "--display-device", "/dev/dri/card0",
                         "--render-device", "/dev/dri/card1", "--config", cfg, "--output",
                         "320x240@60"},
-                    "card1", kOffloadRssToleranceKb);
+                    "card1", kOffloadRssToleranceKb, true);
   const std::string log = f.log();
   EXPECT_NE(log.find("new -> rgb (offloaded: rule 'churn-offload'"), std::string::npos) << log;
   EXPECT_NE(log.find("offload: carrier: dmabuf"), std::string::npos) << log;
