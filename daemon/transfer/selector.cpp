@@ -212,13 +212,17 @@ const Decision& ModeSelector::decide(const SelectorInputs& in) {
         challenger_ = winner;
         challenger_frames_ = 1;
       }
-      if (challenger_frames_ >= config_.switch_frames) {
+      // A costlier mode must keep winning for switch_up_seconds; a cheaper one, switch_frames.
+      int needed = config_.switch_frames;
+      if (mode_bytes_per_s(winner, in) > mode_bytes_per_s(current_, in))
+        needed = std::max(needed, int(std::ceil(in.commit_hz * config_.switch_up_seconds)));
+      if (challenger_frames_ >= needed) {
         current_ = winner;
         challenger_.reset();
         challenger_frames_ = 0;
       } else {
         why += "; holding " + std::string(to_string(current_)) + " (hysteresis, " +
-               std::to_string(challenger_frames_) + "/" + std::to_string(config_.switch_frames) + ")";
+               std::to_string(challenger_frames_) + "/" + std::to_string(needed) + ")";
       }
     } else {
       challenger_.reset();

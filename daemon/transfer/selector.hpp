@@ -13,7 +13,8 @@
 //   app class     0.05  game/video favour 4:2:0; technical forbids it
 // If the two heaviest metrics prefer a common mode, it is chosen among those; otherwise the
 // decision falls through to the weighted sum of all metrics. A new mode replaces the
-// current one only when it wins by a margin for several consecutive frames (hysteresis).
+// current one only when it wins by a margin for several consecutive frames (hysteresis):
+// 3 for a cheaper mode, a second's worth for one that needs more bytes/s.
 // A manual mode always wins.
 
 #include <array>
@@ -63,6 +64,11 @@ struct SelectorConfig {
   double overload = 1.1;      // ... at or above this scores -1
   double switch_margin = 0.1; // the challenger must beat the current mode by this
   int switch_frames = 3;      // ... on this many consecutive frames
+  // ... or, when it needs more bytes/s than the current mode, for this long (its frames at
+  // the commit rate, at least switch_frames): a cheaper mode is taken at once when the link
+  // no longer fits, a costlier one only once the fit has lasted (no flapping when the
+  // commit rate wavers around a threshold).
+  double switch_up_seconds = 1.0;
   size_t history = 64;        // decisions kept for ferryctl
 };
 

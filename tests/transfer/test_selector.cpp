@@ -156,6 +156,36 @@ TEST(Selector, SwitchesAfterSustainedChange) {
   EXPECT_EQ(sel.history().back().mode, TransferMode::nv12);
 }
 
+// A mode that needs more bytes/s takes over only once it has won for a second's worth of
+// frames; a cheaper one after 3. A window whose commit rate wavers across the rate at which
+// rgb fits the link therefore stays in the cheaper mode instead of flapping.
+TEST(Selector, ACostlierModeWinsAfterASecondACheaperOneAfterThreeFrames) {
+  SelectorInputs in;
+  in.width = 250;
+  in.height = 250;
+  in.link_bytes_per_s = 4e6;  // rgb (250 KB a frame) fits up to about 11 commits/s
+  in.commit_hz = 25;
+  ModeSelector sel;
+  const TransferMode small = sel.decide(in).mode;  // the first decision is taken at once
+  ASSERT_LT(mode_bytes_per_s(small, in), mode_bytes_per_s(TransferMode::rgb, in))
+      << sel.history().back().reason;
+  in.commit_hz = 10;  // now rgb fits with headroom, and fidelity prefers it
+  int frames = 0;
+  while (sel.decide(in).mode != TransferMode::rgb && frames < 100) ++frames;
+  EXPECT_EQ(sel.current(), TransferMode::rgb) << sel.history().back().reason;
+  EXPECT_EQ(frames, 9);  // the 10th consecutive win, a second at 10 commits/s, switches
+  in.commit_hz = 25;
+  frames = 0;
+  while (sel.decide(in).mode == TransferMode::rgb && frames < 100) ++frames;
+  EXPECT_EQ(frames, 2);  // the 3rd frame switches down
+  EXPECT_EQ(sel.current(), small);
+  // Wavering: nine commits at 10/s, then one at 25/s, over and over: rgb never returns.
+  for (int i = 0; i < 100; ++i) {
+    in.commit_hz = i % 10 == 9 ? 25 : 10;
+    EXPECT_EQ(sel.decide(in).mode, small) << "frame " << i << ": " << sel.history().back().reason;
+  }
+}
+
 TEST(Selector, MeasuredThroughputPullsTowardsCheaperModes) {
   SelectorInputs in;
   in.width = 2560;
