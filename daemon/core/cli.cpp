@@ -40,6 +40,7 @@
 #include "render/renderer.hpp"
 #include "util/child_env.hpp"
 #include "util/clock.hpp"
+#include "util/percentile.hpp"
 #include "util/png.hpp"
 #include "util/thread_priority.hpp"
 #include "xwayland/launcher.hpp"
@@ -386,6 +387,13 @@ void print_stats(Server& server, double seconds) {
       std::printf(", %.1f presented/s", double(s.frames_presented) / seconds);
     std::printf("\n");
   }
+  // The wl_shm uploads at commit: the copy each shm frame costs before an output can show it
+  // (for a headless direct frame, all of its work but the hand-over).
+  const UploadStats& up = server.renderer().upload_stats();
+  std::printf("shm uploads %llu, %llu bytes, p50 %.3f ms, p99 %.3f ms (of the last %zu)\n",
+              (unsigned long long)up.count, (unsigned long long)up.bytes,
+              double(nearest_rank(up.window, 50)) / 1e6, double(nearest_rank(up.window, 99)) / 1e6,
+              up.window.size());
   // Live now, before the outputs and the renderer are torn down.
   std::printf("GL objects:");
   for (size_t k = 0; k < size_t(gl_objects::Kind::count); ++k)

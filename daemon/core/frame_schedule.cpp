@@ -3,18 +3,9 @@
 #include <algorithm>
 #include <vector>
 
-namespace ferry {
+#include "util/percentile.hpp"
 
-namespace {
-// Nearest rank: the smallest value with at least 'pct' % of the samples <= it.
-int64_t nearest_rank(const std::deque<int64_t>& samples, int pct) {
-  std::vector<int64_t> sorted(samples.begin(), samples.end());
-  size_t rank = (sorted.size() * size_t(pct) + 99) / 100;
-  size_t idx = std::max<size_t>(rank, 1) - 1;
-  std::nth_element(sorted.begin(), sorted.begin() + ptrdiff_t(idx), sorted.end());
-  return sorted[idx];
-}
-}  // namespace
+namespace ferry {
 
 void FrameScheduler::History::record(int64_t ns) {
   if (ns < 0) ns = 0;

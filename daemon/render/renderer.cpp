@@ -11,6 +11,7 @@
 #include "render/egl_context.hpp"
 #include "render/gl_objects.hpp"
 #include "render/matrix.hpp"
+#include "util/clock.hpp"
 #include "util/log.hpp"
 
 namespace ferry {
@@ -375,8 +376,11 @@ bool Renderer::upload(std::unique_ptr<SurfaceTexture>& tex, ShmBuffer& buffer,
     *error = "buffer is gone";
     return false;
   }
+  const int64_t start = now_ns();
+  uint64_t copied = 0;
   bool ok = upload_pixels(tex, data, buffer.width(), buffer.height(), buffer.stride(),
-                          buffer.drm_format(), buffer_damage, error);
+                          buffer.drm_format(), buffer_damage, error, &copied);
+  if (ok) upload_stats_.record(now_ns() - start, copied);
   if (!buffer.end_access() && ok) {
     *error = "the client's shm file shrank during the upload";
     ok = false;
@@ -386,7 +390,8 @@ bool Renderer::upload(std::unique_ptr<SurfaceTexture>& tex, ShmBuffer& buffer,
 
 bool Renderer::upload_pixels(std::unique_ptr<SurfaceTexture>& tex, const uint8_t* data,
                              int32_t w, int32_t h, int32_t stride, uint32_t drm_format,
-                             const Region& buffer_damage, std::string* error) {
+                             const Region& buffer_damage, std::string* error,
+                             uint64_t* copied) {
   const GlFormat* f = find_format(drm_format);
   if (!f) {
     char buf[96];
@@ -423,6 +428,7 @@ bool Renderer::upload_pixels(std::unique_ptr<SurfaceTexture>& tex, const uint8_t
     glPixelStorei(GL_UNPACK_SKIP_PIXELS, r.x);
     glPixelStorei(GL_UNPACK_SKIP_ROWS, r.y);
     glTexSubImage2D(GL_TEXTURE_2D, 0, r.x, r.y, r.width, r.height, f->format, f->type, data);
+    if (copied) *copied += uint64_t(r.width) * uint64_t(r.height) * uint64_t(f->bpp);
   }
   glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
   glPixelStorei(GL_UNPACK_SKIP_PIXELS, 0);

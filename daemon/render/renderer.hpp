@@ -10,6 +10,7 @@
 #include <GLES3/gl3.h>
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -145,6 +146,21 @@ inline size_t next_batch_end(size_t offset, size_t count, size_t capacity) {
   return offset + capacity < count ? offset + capacity : count;
 }
 
+// The display device's wl_shm uploads (Renderer::upload): the copy an shm frame needs before
+// any output can show it, made when the buffer is committed. --stats prints them.
+struct UploadStats {
+  static constexpr size_t kWindow = 1024;  // percentiles over the last kWindow uploads
+  uint64_t count = 0;
+  uint64_t bytes = 0;          // pixels copied (damage only, unless the texture is new)
+  std::deque<int64_t> window;  // wall time of each upload, ns
+  void record(int64_t ns, uint64_t copied) {
+    ++count;
+    bytes += copied;
+    window.push_back(ns);
+    if (window.size() > kWindow) window.pop_front();
+  }
+};
+
 class Renderer {
  public:
   static std::unique_ptr<Renderer> create(EglContext& egl, int batch_rects, std::string* error);
@@ -167,9 +183,11 @@ class Renderer {
   static std::unique_ptr<SurfaceTexture> borrow_yuv(const YuvPlanes& planes, int32_t width,
                                                     int32_t height, bool y_inverted = false);
   // upload() from plain memory (tests, screenshots of internal content).
+  // 'copied', when given, grows by the bytes copied.
   bool upload_pixels(std::unique_ptr<SurfaceTexture>& tex, const uint8_t* data, int32_t width,
                      int32_t height, int32_t stride, uint32_t drm_format,
-                     const Region& buffer_damage, std::string* error);
+                     const Region& buffer_damage, std::string* error,
+                     uint64_t* copied = nullptr);
 
   // dmabuf import (renderer_dmabuf.cpp). Creates the buffer's EGLImage once and caches it
   // in the buffer; false with *error when EGL refuses it or the format can only be sampled
@@ -218,6 +236,7 @@ class Renderer {
                                       Transform transform);
 
   int batch_rects() const { return batch_rects_; }
+  const UploadStats& upload_stats() const { return upload_stats_; }
 
  private:
   Renderer() = default;
@@ -262,6 +281,7 @@ class Renderer {
   bool bgra_upload_ = false;  // GL_EXT_texture_format_BGRA8888
   bool bgra_read_ = false;    // GL_EXT_read_format_bgra
   uint64_t dmabuf_imports_ = 0;  // last id given to a dmabuf import (renderer_dmabuf.cpp)
+  UploadStats upload_stats_;
 };
 
 }  // namespace ferry

@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <thread>
 
@@ -309,6 +310,35 @@ TEST(FrameSchedule, CommitAfterPresentMakesTheNextVblank) {
   // Deadline: A's callbacks keep one per refresh while B commits. (Immediate, A's commit
   // often lands behind B's frame in flight and skips a refresh: what scheduling fixes.)
   expect_paced("deadline", on.a_done_ms);
+}
+
+// --stats counts the wl_shm uploads made at commit and the bytes they copied: a new texture
+// takes the whole buffer, a texture of the same size only the commit's damage.
+TEST(Stats, ShmUploadsCountTheirCopiedBytes) {
+  Ferryd f;
+  ASSERT_TRUE(f.start({"--output", "320x240@60", "--stats"}));
+  std::string err;
+  auto c = WlClient::connect(f.socket_path(), &err);
+  ASSERT_TRUE(c) << err;
+  Toplevel top = c->create_toplevel();
+  ShmBuffer* bufs[2] = {c->create_buffer(64, 48, WL_SHM_FORMAT_XRGB8888, 0xff102030u),
+                        c->create_buffer(64, 48, WL_SHM_FORMAT_XRGB8888, 0xff302010u)};
+  wl_surface_attach(top.surface, bufs[0]->buffer, 0, 0);
+  wl_surface_damage_buffer(top.surface, 0, 0, 64, 48);
+  wl_surface_commit(top.surface);
+  wl_surface_attach(top.surface, bufs[1]->buffer, 0, 0);
+  wl_surface_damage_buffer(top.surface, 8, 4, 10, 6);
+  wl_surface_commit(top.surface);
+  ASSERT_GE(c->roundtrip(), 0);
+  c.reset();
+  ASSERT_EQ(f.stop(), 0) << f.log();
+  const std::string log = f.log();
+  unsigned long long n = 0, bytes = 0;
+  const size_t at = log.find("shm uploads ");
+  ASSERT_NE(at, std::string::npos) << log;
+  ASSERT_EQ(std::sscanf(log.c_str() + at, "shm uploads %llu, %llu bytes", &n, &bytes), 2) << log;
+  EXPECT_EQ(n, 2u) << log;
+  EXPECT_EQ(bytes, 64u * 48u * 4u + 10u * 6u * 4u) << log;
 }
 
 TEST(Hygiene, SigkilledClientsLeaveNoFds) {
