@@ -143,10 +143,25 @@ double mode_bytes_per_s(TransferMode m, const SelectorInputs& in) {
 
 ModeSelector::ModeSelector(SelectorConfig config) : config_(config) {}
 
+double ModeSelector::recent_peak_hz(double commit_hz) {
+  rates_.push_back(commit_hz);
+  // Newest first, each sample standing for one period of its own rate.
+  double seconds = 0, peak = 0;
+  size_t keep = 0;
+  for (auto it = rates_.rbegin(); it != rates_.rend() && seconds < config_.peak_window_seconds;
+       ++it, ++keep) {
+    peak = std::max(peak, *it);
+    seconds += *it > 0 ? 1.0 / *it : config_.peak_window_seconds;
+  }
+  rates_.erase(rates_.begin(), rates_.end() - ptrdiff_t(keep));
+  return peak;
+}
+
 const Decision& ModeSelector::decide(const SelectorInputs& in) {
   Decision d;
   d.frame = ++frame_;
   d.inputs = in;
+  const double peak_hz = recent_peak_hz(in.commit_hz);
   if (in.manual && *in.manual != TransferMode::automatic) {
     d.mode = *in.manual;
     d.scores.fill(0);
@@ -158,12 +173,17 @@ const Decision& ModeSelector::decide(const SelectorInputs& in) {
   } else {
     // Score every candidate on every metric.
     std::array<std::array<double, kMetrics.size()>, kScoredModes.size()> s{};
-    for (size_t i = 0; i < kScoredModes.size(); ++i) {
+    auto total_at = [&](TransferMode mode, const SelectorInputs& inputs, double* per_metric) {
       double total = 0;
       for (size_t m = 0; m < kMetrics.size(); ++m) {
-        s[i][m] = metric_score(m, kScoredModes[i], in, config_);
-        total += kMetrics[m].weight * s[i][m];
+        double v = metric_score(m, mode, inputs, config_);
+        if (per_metric) per_metric[m] = v;
+        total += kMetrics[m].weight * v;
       }
+      return total;
+    };
+    for (size_t i = 0; i < kScoredModes.size(); ++i) {
+      double total = total_at(kScoredModes[i], in, s[i].data());
       d.scores[i] = excluded(kScoredModes[i], in) ? kExcluded : total;
     }
     auto best_of = [&](auto&& allowed) {
@@ -198,6 +218,23 @@ const Decision& ModeSelector::decide(const SelectorInputs& in) {
         if (kScoredModes[i] == m) return d.scores[i];
       return kExcluded;
     };
+    auto costlier = [&](TransferMode m) {
+      return mode_bytes_per_s(m, in) > mode_bytes_per_s(current_, in);
+    };
+    // A costlier mode must also win at the highest commit rate of the last
+    // peak_window_seconds: the rate a client reaches depends on the mode (a cheaper payload
+    // can slow the frames that measured the fit, a costlier one speed them up again), and a
+    // fit seen only at a lower rate would not last once the mode changed.
+    auto refused_at_peak = [&](TransferMode m) {
+      if (!costlier(m) || peak_hz <= in.commit_hz) return false;
+      SelectorInputs at_peak = in;
+      at_peak.commit_hz = peak_hz;
+      if (total_at(m, at_peak, nullptr) > total_at(current_, at_peak, nullptr) + config_.switch_margin)
+        return false;
+      why += "; holding " + std::string(to_string(current_)) + ": " + std::string(to_string(m)) +
+             " would not win at the recent peak of " + fmt("%.0f", peak_hz) + " commits/s";
+      return true;
+    };
     // Hysteresis: the current mode stays unless excluded, or beaten by a margin for
     // switch_frames consecutive frames.
     if (!has_current_ || score_of(current_) == kExcluded) {
@@ -205,7 +242,8 @@ const Decision& ModeSelector::decide(const SelectorInputs& in) {
       has_current_ = true;
       challenger_.reset();
       challenger_frames_ = 0;
-    } else if (winner != current_ && d.scores[size_t(pick)] > score_of(current_) + config_.switch_margin) {
+    } else if (winner != current_ && d.scores[size_t(pick)] > score_of(current_) + config_.switch_margin &&
+               !refused_at_peak(winner)) {
       if (challenger_ == winner) {
         ++challenger_frames_;
       } else {
@@ -214,7 +252,7 @@ const Decision& ModeSelector::decide(const SelectorInputs& in) {
       }
       // A costlier mode must keep winning for switch_up_seconds; a cheaper one, switch_frames.
       int needed = config_.switch_frames;
-      if (mode_bytes_per_s(winner, in) > mode_bytes_per_s(current_, in))
+      if (costlier(winner))
         needed = std::max(needed, int(std::ceil(in.commit_hz * config_.switch_up_seconds)));
       if (challenger_frames_ >= needed) {
         current_ = winner;

@@ -69,6 +69,8 @@ struct SelectorConfig {
   // no longer fits, a costlier one only once the fit has lasted (no flapping when the
   // commit rate wavers around a threshold).
   double switch_up_seconds = 1.0;
+  // ... and it must also win at the highest commit rate of this many recent seconds.
+  double peak_window_seconds = 5.0;
   size_t history = 64;        // decisions kept for ferryctl
 };
 
@@ -89,6 +91,10 @@ class ModeSelector {
   bool has_current_ = false;
   std::optional<TransferMode> challenger_;
   int challenger_frames_ = 0;
+  // Commit rates of the recent decisions, newest last: peak_window_seconds' worth, each
+  // counting one period of its own rate.
+  std::deque<double> rates_;
+  double recent_peak_hz(double commit_hz);
   uint64_t frame_ = 0;
   std::deque<Decision> history_;
 };

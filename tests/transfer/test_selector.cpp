@@ -157,8 +157,9 @@ TEST(Selector, SwitchesAfterSustainedChange) {
 }
 
 // A mode that needs more bytes/s takes over only once it has won for a second's worth of
-// frames; a cheaper one after 3. A window whose commit rate wavers across the rate at which
-// rgb fits the link therefore stays in the cheaper mode instead of flapping.
+// frames, and also wins at the highest commit rate of the last 5 s; a cheaper one after 3
+// frames. A window whose commit rate wavers across the rate at which rgb fits the link
+// therefore stays in the cheaper mode instead of flapping.
 TEST(Selector, ACostlierModeWinsAfterASecondACheaperOneAfterThreeFrames) {
   SelectorInputs in;
   in.width = 250;
@@ -173,7 +174,9 @@ TEST(Selector, ACostlierModeWinsAfterASecondACheaperOneAfterThreeFrames) {
   int frames = 0;
   while (sel.decide(in).mode != TransferMode::rgb && frames < 100) ++frames;
   EXPECT_EQ(sel.current(), TransferMode::rgb) << sel.history().back().reason;
-  EXPECT_EQ(frames, 9);  // the 10th consecutive win, a second at 10 commits/s, switches
+  // 50 commits at 10/s until the 25/s one has left the 5 s window (rgb would not win at
+  // 25/s: "holding"), then the 10th consecutive win, a second at 10/s, switches.
+  EXPECT_EQ(frames, 59);
   in.commit_hz = 25;
   frames = 0;
   while (sel.decide(in).mode == TransferMode::rgb && frames < 100) ++frames;
