@@ -68,15 +68,16 @@ std::string describe(const PriorityResult& r, SchedPolicy policy) {
   return "normal (" + (refused.empty() ? "" : refused + "; ") + "no negative nice permitted)";
 }
 
-std::vector<pid_t> threads_named(std::string_view prefix) {
+std::vector<pid_t> threads_named(std::string_view prefix, pid_t pid) {
   std::vector<pid_t> out;
-  DIR* dir = opendir("/proc/self/task");
+  const std::string task = pid ? "/proc/" + std::to_string(pid) + "/task/" : "/proc/self/task/";
+  DIR* dir = opendir(task.c_str());
   if (!dir) return out;
   while (dirent* e = readdir(dir)) {
     char* end = nullptr;
     long tid = std::strtol(e->d_name, &end, 10);
     if (tid <= 0 || *end) continue;
-    std::ifstream comm(std::string("/proc/self/task/") + e->d_name + "/comm");
+    std::ifstream comm(task + e->d_name + "/comm");
     std::string name;
     if (std::getline(comm, name) && name.compare(0, prefix.size(), prefix) == 0)
       out.push_back(pid_t(tid));

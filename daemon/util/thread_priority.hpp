@@ -32,8 +32,9 @@ PriorityResult raise_thread_priority(pid_t tid, SchedPolicy policy);
 // "SCHED_RR 1", "nice -10", "normal (SCHED_RR: Operation not permitted)".
 std::string describe(const PriorityResult& r, SchedPolicy policy);
 
-// The ids of this process's threads whose name (/proc/self/task/TID/comm) starts with
-// `prefix`, in ascending order.
-std::vector<pid_t> threads_named(std::string_view prefix);
+// The ids of the threads of process `pid` (0: this one) whose name
+// (/proc/PID/task/TID/comm) starts with `prefix`, in ascending order; none when the task
+// list cannot be read.
+std::vector<pid_t> threads_named(std::string_view prefix, pid_t pid = 0);
 
 }  // namespace ferry

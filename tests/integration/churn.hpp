@@ -15,7 +15,6 @@
 // baseline taken after a warm-up (RSS within a stated tolerance), and a new client must
 // still get a mapped toplevel and frames.
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
@@ -40,6 +39,7 @@
 #include "frame_counter.hpp"
 #include "harness.hpp"
 #include "support.hpp"
+#include "util/thread_priority.hpp"
 
 namespace ferry::itest {
 
@@ -59,23 +59,6 @@ inline long rss_kb(pid_t pid) {
   while (std::getline(in, line))
     if (line.rfind("VmRSS:", 0) == 0) return std::atol(line.c_str() + 6);
   return -1;
-}
-
-// Threads of 'pid' named 'comm' (/proc/PID/task/TID/comm); -1 when the task list cannot be
-// read.
-inline int64_t threads_named(pid_t pid, const std::string& comm) {
-  const std::string dir = "/proc/" + std::to_string(pid) + "/task";
-  DIR* d = opendir(dir.c_str());
-  if (!d) return -1;
-  int64_t n = 0;
-  while (dirent* e = readdir(d)) {
-    if (e->d_name[0] == '.') continue;
-    std::ifstream in(dir + "/" + e->d_name + "/comm");
-    std::string name;
-    if (std::getline(in, name) && name == comm) ++n;
-  }
-  closedir(d);
-  return n;
 }
 
 inline int socket_count(const Ferryd& f) {
@@ -202,9 +185,8 @@ inline void run_churn(Ferryd& f, const std::string& client, int steps, int cycle
   const char* const kPackThreads = "ferry-pack threads";
   auto read_all = [&](bool* complete) {
     Counts all;
-    int64_t packs = threads_named(f.pid(), "ferry-pack");
-    *complete = packs >= 0;
-    all.emplace_back(kPackThreads, packs);
+    *complete = true;
+    all.emplace_back(kPackThreads, int64_t(threads_named("ferry-pack", f.pid()).size()));
     for (const CountSource& s : sources) {
       Counts c = s();
       *complete &= !c.empty();
