@@ -591,12 +591,15 @@ void Output::presented(int64_t timestamp_ns, uint64_t seq, bool new_content) {
                       ms(in_flight_draw_ns_, in_flight_drawn_ns_),
                       ms(in_flight_submit_ns_, in_flight_cpu_end_ns_),
                       ms(in_flight_cpu_end_ns_, std::max(done, in_flight_cpu_end_ns_)));
+      // The monotonic times at the end let a soak match the frame against the machine's
+      // own stalls (ferry-stall-probe).
       log_debug("output %s: %s frame for vblank %llu shown at %llu: started %.2f ms after its "
-                "planned start, ready in %.2f ms (from the planned start)%s, predicted %.2f ms",
+                "planned start, ready in %.2f ms (from the planned start)%s, predicted %.2f ms "
+                "[monotonic %lld to %lld ns]",
                 name_.c_str(), direct ? "direct" : "composed",
                 (unsigned long long)in_flight_planned_seq_, (unsigned long long)seq,
                 double(in_flight_start_delay_ns_) / 1e6, double(took) / 1e6, stages,
-                double(predicted) / 1e6);
+                double(predicted) / 1e6, (long long)in_flight_start_ns_, (long long)done);
     }
     scheduler_.frame_shown(in_flight_planned_seq_, seq);
     last_kind_ = in_flight_kind_;
