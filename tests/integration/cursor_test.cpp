@@ -456,13 +456,18 @@ TEST_F(DirectFrameTest, DirectFramesAreTimedApartFromComposedOnes) {
   ASSERT_TRUE(roundtrip(c));
   ASSERT_TRUE(pump_until([&] { return output().stats().predicted_compose_ns > 0; }));
   EXPECT_EQ(output().stats().predicted_direct_ns, 0);  // no direct frame yet
-  const uint64_t composed = output().stats().frames_composed;
-  const uint64_t late = output().stats().frames_late;
-  for (int i = 0; i < 12; ++i) {
+  // Counted from the first direct frame on: a composed frame of the window's earlier state
+  // (the cursor hidden above) may still be on its way until that one is shown.
+  uint64_t composed = 0, late = 0;
+  for (int i = 0; i < 13; ++i) {
     const uint64_t presented = output().stats().frames_presented;
     show(win->surface, xrgb_buffer(c, 0, true));
     ASSERT_TRUE(direct_since_mark());
     ASSERT_TRUE(pump_until([&] { return output().stats().frames_presented > presented; }));
+    if (i == 0) {
+      composed = output().stats().frames_composed;
+      late = output().stats().frames_late;
+    }
   }
   EXPECT_EQ(output().stats().frames_composed, composed) << "the direct frames were composed";
   const OutputStats& st = output().stats();
