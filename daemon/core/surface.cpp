@@ -214,16 +214,6 @@ void Surface::apply_state(SurfaceState& p) {
     Region upload = new_buffer_damage(p, *shm);
     std::string error;
     if (texture_ && texture_->imported()) texture_.reset();  // never write a client's dmabuf
-    if (texture_ && texture_->held()) {
-      // An output shows the texture as its frame (headless direct frames): these contents go
-      // into the other one of a pair, whole (it holds an older frame). Reusing it spares
-      // allocating (and clearing) a texture per frame.
-      if (spare_texture_ && spare_texture_->held()) spare_texture_.reset();
-      std::swap(texture_, spare_texture_);
-      upload = Region(Rect{0, 0, shm->width(), shm->height()});
-    } else {
-      spare_texture_.reset();  // composed again: one texture is enough
-    }
     // An offloaded client's frame crossed from the render device (offload/, started by the
     // commit gate); otherwise, or when that path cannot take it, the display device
     // uploads it.
@@ -262,7 +252,6 @@ void Surface::apply_state(SurfaceState& p) {
     has_texture_content_ = texture_ != nullptr;
   } else if (buffer_changed && !buffer_) {
     texture_.reset();
-    spare_texture_.reset();
     has_texture_content_ = false;
   }
 

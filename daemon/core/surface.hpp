@@ -186,9 +186,9 @@ class Surface {
   std::optional<SurfaceState> cached_;
   Listener pending_buffer_destroy_;
   BufferRef buffer_;
+  // An output showing it as its frame holds it; the renderer then uploads into the spare
+  // it keeps (Renderer::upload).
   std::unique_ptr<SurfaceTexture> texture_;
-  // The other texture of a pair while an output shows texture_ as its frame (shm only).
-  std::unique_ptr<SurfaceTexture> spare_texture_;
   Region damage_;
   bool has_texture_content_ = false;
   int32_t width_ = 0, height_ = 0;

@@ -400,10 +400,28 @@ bool Renderer::upload_pixels(std::unique_ptr<SurfaceTexture>& tex, const uint8_t
     return false;
   }
   egl_->make_current();
+  const Rect whole{0, 0, w, h};
   Region damage = buffer_damage;
-  // A texture an output shows as its frame keeps its pixels: the new ones go elsewhere.
-  if (!tex || !tex->owned_ || tex->held() || tex->width_ != w || tex->height_ != h ||
-      tex->drm_format_ != f->drm) {
+  damage.intersect(whole);
+  const bool fits = tex && tex->owned_ && tex->width_ == w && tex->height_ == h &&
+                    tex->drm_format_ == f->drm;
+  // A texture an output shows as its frame keeps its pixels: the new ones go into its spare,
+  // which then needs what changed since its own frame, or into a new texture.
+  std::unique_ptr<SurfaceTexture> held;
+  if (fits && tex->held()) {
+    std::unique_ptr<SurfaceTexture> spare = std::move(tex->spare_);
+    Region behind = std::move(tex->spare_behind_);
+    held = std::move(tex);
+    if (spare && !spare->held()) {
+      tex = std::move(spare);
+      damage.add(behind);
+    }
+  } else if (fits) {
+    tex->spare_.reset();  // not shown as a frame now: uploads go in place
+    tex->spare_behind_.clear();
+  }
+  if (!tex || !(tex->owned_ && tex->width_ == w && tex->height_ == h &&
+                tex->drm_format_ == f->drm)) {
     tex = std::unique_ptr<SurfaceTexture>(new SurfaceTexture());
     GLuint id = 0;
     gl_objects::gen_textures(1, &id);
@@ -418,9 +436,14 @@ bool Renderer::upload_pixels(std::unique_ptr<SurfaceTexture>& tex, const uint8_t
     tex->height_ = h;
     tex->drm_format_ = f->drm;
     tex->opaque_ = f->opaque;
-    damage = Region(Rect{0, 0, w, h});
+    damage = Region(whole);
   }
-  damage.intersect(Rect{0, 0, w, h});
+  if (held) {
+    // The held one becomes the spare of the texture that replaces it.
+    tex->spare_ = std::move(held);
+    tex->spare_behind_ = buffer_damage;
+    tex->spare_behind_.intersect(whole);
+  }
   glBindTexture(GL_TEXTURE_2D, tex->tex_);
   glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
   glPixelStorei(GL_UNPACK_ROW_LENGTH, stride / f->bpp);

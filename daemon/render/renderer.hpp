@@ -90,7 +90,8 @@ class SurfaceTexture {
   YuvUnpack unpacked_by() const { return unpacked_by_; }
   // Keeps the GL texture (owned ones only; null otherwise) alive and its pixels unchanged
   // while a copy lives, for a backend that shows it as its output's frame (headless direct
-  // frames): the renderer uploads the next contents into a new texture meanwhile.
+  // frames): the renderer uploads the next contents into another texture meanwhile, the
+  // spare below once nothing holds it, else a new one.
   std::shared_ptr<const void> hold() const { return storage_; }
   bool held() const { return storage_.use_count() > 1; }
 
@@ -107,6 +108,11 @@ class SurfaceTexture {
   bool has_yuv_ = false;
   YuvPlanes yuv_;
   uint64_t import_id_ = 0;  // id of the DmabufBuffer import this was made from (0: none)
+  // Held textures only: the one whose contents this one's replaced (same size and format),
+  // reused by the next upload once no output holds it (a held texture and its spare take
+  // turns, with no allocation per frame), and where this one's pixels differ from it.
+  std::unique_ptr<SurfaceTexture> spare_;
+  Region spare_behind_;
   ScanoutSource scanout_;
   mutable YuvUnpack unpacked_by_ = YuvUnpack::none;
 };
@@ -171,7 +177,10 @@ class Renderer {
   // Formats (DRM fourcc) this renderer can sample from shm.
   static const std::vector<uint32_t>& shm_formats();
   // Copies the damaged part of an shm buffer into 'tex' (allocating it on size/format
-  // change, which uploads everything). buffer_damage is in buffer pixels.
+  // change, which uploads everything). buffer_damage is in buffer pixels. While an output
+  // holds 'tex' as its frame, 'tex' becomes the texture it replaced (its spare, free once
+  // no output holds it; else a new one, uploaded whole), which also takes what changed
+  // between its own frame and the held one.
   bool upload(std::unique_ptr<SurfaceTexture>& tex, ShmBuffer& buffer, const Region& buffer_damage,
               std::string* error);
   // Wraps a texture of the renderer's context that someone else owns (RGBA8, rows top to

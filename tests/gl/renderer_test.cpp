@@ -512,6 +512,90 @@ TEST_F(RendererTest, PartialUploadChangesOnlyDamagedTexels) {
                        0, x, y));
 }
 
+// The texels of a GL texture (RGBA8), read through a framebuffer of the test's own.
+static std::vector<Rgba> texels(GLuint tex, int32_t w, int32_t h) {
+  GLuint fbo = 0;
+  glGenFramebuffers(1, &fbo);
+  glBindFramebuffer(GL_FRAMEBUFFER, fbo);
+  glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, tex, 0);
+  std::vector<Rgba> out(size_t(w) * size_t(h));
+  glReadPixels(0, 0, w, h, GL_RGBA, GL_UNSIGNED_BYTE, out.data());
+  glDeleteFramebuffers(1, &fbo);
+  return out;
+}
+
+// A texture an output shows (held) keeps its pixels; the next upload goes into the texture
+// it replaced once that one is free, with what changed since that one's frame: the commit's
+// damage and the previous commit's. Nothing is allocated per frame, and a full-screen
+// client that damages a little copies a little.
+TEST_F(RendererTest, HeldTexturesTakeTurnsWithTheirSpareCopyingWhatChanged) {
+  const Rgba red{200, 0, 0, 255}, green{0, 200, 0, 255}, blue{0, 0, 200, 255};
+  std::vector<Rgba> img(64, red);
+  std::unique_ptr<SurfaceTexture> tex;
+  std::string error;
+  uint64_t copied = 0;
+  auto commit = [&](const Rect& damage) {
+    copied = 0;
+    EXPECT_TRUE(renderer_->upload_pixels(tex, reinterpret_cast<const uint8_t*>(img.data()), 8, 8,
+                                         32, DRM_FORMAT_ABGR8888, Region(damage), &error,
+                                         &copied))
+        << error;
+  };
+  auto paint = [&](const Rect& r, Rgba c) {
+    for (int32_t y = r.y; y < r.bottom(); ++y)
+      for (int32_t x = r.x; x < r.right(); ++x) img[size_t(y * 8 + x)] = c;
+  };
+  auto same = [](const std::vector<Rgba>& a, const std::vector<Rgba>& b) {
+    for (size_t i = 0; i < a.size(); ++i)
+      if (a[i].r != b[i].r || a[i].g != b[i].g || a[i].b != b[i].b || a[i].a != b[i].a)
+        return ::testing::AssertionFailure() << "texel " << i % 8 << "," << i / 8 << " differs";
+    return ::testing::AssertionSuccess();
+  };
+
+  commit(Rect{0, 0, 8, 8});
+  const GLuint first = tex->id();
+  const std::vector<Rgba> frame1 = img;
+  auto shown1 = tex->hold();  // an output shows it
+
+  paint(Rect{0, 0, 2, 2}, green);
+  commit(Rect{0, 0, 2, 2});
+  const GLuint second = tex->id();
+  EXPECT_NE(second, first) << "a held texture must keep its pixels";
+  EXPECT_EQ(copied, 64u * 4) << "no spare yet: a new texture takes the whole buffer";
+  EXPECT_TRUE(same(texels(first, 8, 8), frame1));
+  const std::vector<Rgba> frame2 = img;
+  auto shown2 = tex->hold();
+  shown1.reset();  // the output now shows the second one only
+
+  paint(Rect{4, 4, 2, 2}, blue);
+  commit(Rect{4, 4, 2, 2});
+  EXPECT_EQ(tex->id(), first) << "the free spare must be reused";
+  EXPECT_EQ(copied, (4u + 4u) * 4) << "its own frame's change (0,0 2x2) and this commit's";
+  EXPECT_TRUE(same(texels(first, 8, 8), img));
+  EXPECT_TRUE(same(texels(second, 8, 8), frame2));
+  auto shown3 = tex->hold();
+
+  // The spare is still shown: a third texture, whole.
+  paint(Rect{7, 7, 1, 1}, green);
+  commit(Rect{7, 7, 1, 1});
+  const GLuint third = tex->id();
+  EXPECT_NE(third, first);
+  EXPECT_NE(third, second);
+  EXPECT_EQ(copied, 64u * 4);
+  EXPECT_TRUE(same(texels(third, 8, 8), img));
+  shown2.reset();
+  shown3.reset();
+  EXPECT_FALSE(glIsTexture(second)) << "a texture nothing holds or keeps is deleted";
+
+  // Not shown any more (composed): uploads go in place, and the spare is let go.
+  paint(Rect{3, 3, 1, 1}, blue);
+  commit(Rect{3, 3, 1, 1});
+  EXPECT_EQ(tex->id(), third);
+  EXPECT_EQ(copied, 4u);
+  EXPECT_TRUE(same(texels(third, 8, 8), img));
+  EXPECT_FALSE(glIsTexture(first));
+}
+
 TEST_F(RendererTest, Rgb565IsSampled) {
   // 0xF800 = pure red, 0x07E0 = pure green in RGB565 (little-endian bytes).
   uint16_t pixels[2] = {0xF800, 0x07E0};

@@ -14,6 +14,8 @@
 // way and not counted: a compositor's first frames compile shaders and fill caches, and
 // one of them is enough to own a run's p99. FULLSCREEN=1: the window asks to be fullscreen and hides the pointer
 // over it (as a game does), so a compositor may show its buffer without composition.
+// DAMAGE=WxH: the buffers differ only in a WxH rectangle at the top left, and each commit
+// damages only that (a terminal or a game's HUD rather than a whole new picture).
 #include <poll.h>
 #include <sys/mman.h>
 #include <time.h>
@@ -168,8 +170,9 @@ const wl_callback_listener kFrameDone = {
     },
 };
 
-// Eight buffers of one memfd pool, each a different grey so every commit changes pixels.
-bool make_buffers(App& app, int w, int h) {
+// Eight buffers of one memfd pool, each a different grey so every commit changes pixels
+// (only in dw x dh at the top left, the same grey elsewhere, when dw and dh are set).
+bool make_buffers(App& app, int w, int h, int dw = 0, int dh = 0) {
   const int stride = w * 4, count = 8;
   const size_t size = size_t(stride) * size_t(h);
   int fd = memfd_create("ferry-latency", MFD_CLOEXEC);
@@ -179,7 +182,13 @@ bool make_buffers(App& app, int w, int h) {
   wl_shm_pool* pool = wl_shm_create_pool(app.shm, fd, int32_t(size * count));
   app.buffers.resize(count);
   for (int i = 0; i < count; ++i) {
-    std::memset(px + size * size_t(i), 0x20 + 0x18 * i, size);
+    uint8_t* b = px + size * size_t(i);
+    if (dw > 0 && dh > 0) {
+      std::memset(b, 0x20, size);
+      for (int y = 0; y < dh; ++y) std::memset(b + size_t(y) * size_t(stride), 0x38 + 0x18 * i, size_t(dw) * 4);
+    } else {
+      std::memset(b, 0x20 + 0x18 * i, size);
+    }
     app.buffers[size_t(i)].buffer = wl_shm_pool_create_buffer(pool, int32_t(size * size_t(i)), w, h,
                                                               stride, WL_SHM_FORMAT_XRGB8888);
     wl_buffer_add_listener(app.buffers[size_t(i)].buffer, &kBuffer, &app.buffers[size_t(i)]);
@@ -260,7 +269,13 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "the output reports no refresh rate\n");
     return 1;
   }
-  if (!make_buffers(app, w, h)) {
+  int dw = 0, dh = 0;
+  if (const char* d = std::getenv("DAMAGE");
+      d && (std::sscanf(d, "%dx%d", &dw, &dh) != 2 || dw <= 0 || dh <= 0 || dw > w || dh > h)) {
+    std::fprintf(stderr, "DAMAGE must be WxH within the %dx%d buffer\n", w, h);
+    return 1;
+  }
+  if (!make_buffers(app, w, h, dw, dh)) {
     std::fprintf(stderr, "cannot make shm buffers\n");
     return 1;
   }
@@ -307,7 +322,10 @@ int main(int argc, char** argv) {
     }
     b->busy = true;
     wl_surface_attach(surface, b->buffer, 0, 0);
-    wl_surface_damage_buffer(surface, 0, 0, w, h);
+    if (dw > 0)
+      wl_surface_damage_buffer(surface, 0, 0, dw, dh);
+    else
+      wl_surface_damage_buffer(surface, 0, 0, w, h);
     if (!random_mode) {
       app.frame_done = false;
       wl_callback_add_listener(wl_surface_frame(surface), &kFrameDone, &app);
