@@ -3,7 +3,8 @@
 #  1. release-style build with warnings as errors, every suite (unit, gl, integration, kms,
 #     wlcs, then vm: qemu + vkms, one guest at a time);
 #  2. ASan+UBSan build (clang), unit, kms (display thread) and integration suites;
-#  3. the libFuzzer targets (clang, ASan+UBSan), 10^5 executions each plus their regressions.
+#  3. the libFuzzer targets (the same clang ASan+UBSan build), 10^5 executions each plus
+#     their regressions.
 # Each stage's start is printed with the time (README: the time of a full run). The stages
 # run one after the other: compiling the sanitizer builds beside the guest suite, even at
 # SCHED_IDLE, slowed the guests by 20-40% on a 2-core machine (tried 2026-11-27), enough for
@@ -24,17 +25,22 @@ meson test -C build-ci --print-errorlogs --num-processes 2 --suite vm
 
 stage "ASan+UBSan build"
 # clang: it compiles this build about 1.7 times as fast as GCC (-O0 with ASan), and its
-# -fsanitize=undefined has float-cast-overflow, which GCC's leaves out. A build-asan made
-# by GCC (before 2026-11-28) is made again.
+# -fsanitize=undefined has float-cast-overflow, which GCC's leaves out. The same build
+# carries libFuzzer's coverage hooks (-Dfuzz=true) and makes the fuzz targets: one clang
+# ASan+UBSan compile of the daemon instead of two (a separate build-fuzz until 2026-11-28).
+# A build-asan made by GCC (before 2026-11-28) is made again; one without the fuzz targets
+# is reconfigured.
 if [ -d build-asan ] && ! grep -q "clang++" build-asan/build.ninja 2>/dev/null; then
   rm -rf build-asan
 fi
 if [ ! -d build-asan ]; then
   CC=clang CXX=clang++ meson setup build-asan -Dwerror=true -Db_sanitize=address,undefined \
-    -Db_lundef=false -Dbuildtype=debug
+    -Db_lundef=false -Dbuildtype=debug -Dfuzz=true -Dman-pages=disabled
+elif ! grep -q "fuzz-wire" build-asan/build.ninja; then
+  meson configure build-asan -Dfuzz=true -Dman-pages=disabled
 fi
 # Only what its suites need (no guest tests, no benchmarks).
-tests/build-for-suites build-asan unit kms integration
+tests/build-for-suites build-asan unit kms integration fuzz
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 # Leak checking where it can attribute leaks: the unit suite. ferryd and the GL tests load
 # Mesa's llvmpipe driver, which leaks at exit from a module it has already unloaded, so
@@ -47,14 +53,7 @@ stage "ASan+UBSan: integration suite"
 ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
   meson test -C build-asan --print-errorlogs --num-processes 2 --suite integration
 
-# The fuzzers need clang; only their targets are built (not the whole tree a second time).
-stage "fuzz build"
-if [ ! -d build-fuzz ]; then
-  CC=clang CXX=clang++ meson setup build-fuzz -Dfuzz=true -Db_sanitize=address,undefined \
-    -Db_lundef=false -Dbuildtype=debug -Dman-pages=disabled
-fi
-meson compile -C build-fuzz tests/fuzz/fuzz-config tests/fuzz/fuzz-dmabuf tests/fuzz/fuzz-wire
 stage "fuzzers"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-  meson test -C build-fuzz --no-rebuild --print-errorlogs --suite fuzz
+  meson test -C build-asan --no-rebuild --print-errorlogs --suite fuzz
 stage "done"

@@ -6,9 +6,9 @@ shm surface, xdg toplevel, subsurfaces, popup, viewport + screencopy, data devic
     make_wire_seeds.py OUT_DIR WAYLAND_XML PROTOCOL_XML...   (the XML in meson's order)
 
 The XML list must be the one tests/fuzz/meson.build gives gen_wire_table.py (its order
-fixes the interface numbers the programs use); from a configured build-fuzz:
+fixes the interface numbers the programs use); from a configured build-asan (-Dfuzz=true):
     cd tests/fuzz && python3 make_wire_seeds.py corpus/wire $(sed -n \
-      's|.*gen_wire_table.py tests/fuzz/wire_table.cpp ||p' ../../build-fuzz/build.ninja)
+      's|.*gen_wire_table.py tests/fuzz/wire_table.cpp ||p' ../../build-asan/build.ninja)
 A seed that no longer does what its name says shows up with FUZZ_WIRE_TRACE=1 (a protocol
 error, or requests on the wrong objects).
 """
