@@ -403,8 +403,10 @@ bool Renderer::upload_pixels(std::unique_ptr<SurfaceTexture>& tex, const uint8_t
   const Rect whole{0, 0, w, h};
   Region damage = buffer_damage;
   damage.intersect(whole);
-  const bool fits = tex && tex->owned_ && tex->width_ == w && tex->height_ == h &&
-                    tex->drm_format_ == f->drm;
+  auto fits_buffer = [&](const SurfaceTexture* t) {
+    return t && t->owned_ && t->width_ == w && t->height_ == h && t->drm_format_ == f->drm;
+  };
+  const bool fits = fits_buffer(tex.get());
   // A texture an output shows as its frame keeps its pixels: the new ones go into its spare,
   // which then needs what changed since its own frame, or into a new texture.
   std::unique_ptr<SurfaceTexture> held;
@@ -420,8 +422,7 @@ bool Renderer::upload_pixels(std::unique_ptr<SurfaceTexture>& tex, const uint8_t
     tex->spare_.reset();  // not shown as a frame now: uploads go in place
     tex->spare_behind_.clear();
   }
-  if (!tex || !(tex->owned_ && tex->width_ == w && tex->height_ == h &&
-                tex->drm_format_ == f->drm)) {
+  if (!fits_buffer(tex.get())) {
     tex = std::unique_ptr<SurfaceTexture>(new SurfaceTexture());
     GLuint id = 0;
     gl_objects::gen_textures(1, &id);
