@@ -17,17 +17,18 @@ stage() { echo "== $(date -u +%H:%M:%S) $*"; }
 
 stage "release build"
 if [ ! -d build-ci ]; then meson setup build-ci -Dwerror=true; else meson setup --reconfigure build-ci -Dwerror=true >/dev/null; fi
-# The guest's set-up (on a fresh machine about 50 s, most of it apt downloading packages and
-# the kernel source) runs beside the compile, at low priority; the guest suite's vm-setup
-# test then takes its lock and finds the work done, or repeats it and reports what failed.
+# The guest's set-up (on a fresh machine 50 s to 5 min, most of it apt downloading packages
+# and the kernel source) runs beside the compile and the host suites, at low priority; the
+# guest suite's vm-setup test then takes its lock and finds the work done, or repeats it and
+# reports what failed.
 nice -n 10 bash tests/vm/setup.sh build-ci/tests/vm/cache >build-ci/vm-setup-early.log 2>&1 &
 early_setup=$!
 meson compile -C build-ci
-wait "$early_setup" || echo "guest set-up beside the compile failed (vm-setup repeats it):" \
-  "$(tail -n 3 build-ci/vm-setup-early.log)"
 stage "release build: host suites"
 meson test -C build-ci --print-errorlogs --num-processes 2 --no-suite vm
 stage "release build: guest suite"
+wait "$early_setup" || echo "guest set-up beside the compile failed (vm-setup repeats it):" \
+  "$(tail -n 3 build-ci/vm-setup-early.log)"
 meson test -C build-ci --print-errorlogs --num-processes 2 --suite vm
 
 stage "ASan+UBSan build"
