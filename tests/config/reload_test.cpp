@@ -223,9 +223,14 @@ TEST(Peer, CredentialsExeAndTag) {
     ::_exit(127);
   }
   ::close(pipefd[0]);
-  // Wait until the exec happened (exe changes from the test binary to cat).
-  for (int i = 0; i < 200 && exe_of_pid(pid) != "/usr/bin/cat" && exe_of_pid(pid) != "/bin/cat"; ++i)
-    ::usleep(10000);
+  // Wait until the exec is complete: exe changes to cat early in execve, and the new
+  // environment is readable in /proc/PID/environ only once the kernel has laid out the
+  // new stack (read in between, it is empty: CI on 2026-11-28 saw tag "" and no A).
+  auto exec_done = [&] {
+    const std::string exe = exe_of_pid(pid);
+    return (exe == "/usr/bin/cat" || exe == "/bin/cat") && environ_var(pid, "A").has_value();
+  };
+  for (int i = 0; i < 200 && !exec_done(); ++i) ::usleep(10000);
   ClientInfo info = client_info_of_pid(pid);
   EXPECT_EQ(info.tag, "my game");
   EXPECT_EQ(fs::path(info.exe).filename(), "cat");
