@@ -24,6 +24,10 @@ struct RenderTarget {
   // a driver that stores in the buffer's order): the compute unpack swaps them first.
   // Set by Renderer::check_image_target.
   bool image_bgra = false;
+  // Its pixels are stored B, G, R, A (or X) in memory: a KMS XRGB8888 buffer, or the
+  // headless target where it is made so. On llvmpipe such a target takes the linear
+  // rasteriser (8-bit fills, copies and premultiplied blends); an RGBA-ordered one does not.
+  bool bgra = false;
 };
 
 }  // namespace ferry

@@ -4,6 +4,7 @@
 #include <GLES2/gl2ext.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 
@@ -318,6 +319,7 @@ const std::vector<uint32_t>& Renderer::shm_formats() {
 std::unique_ptr<Renderer> Renderer::create(EglContext& egl, int batch_rects, std::string* error) {
   std::unique_ptr<Renderer> r(new Renderer());
   r->egl_ = &egl;
+  r->software_ = egl.caps().renderer.find("llvmpipe") != std::string::npos;
   r->batch_rects_ = std::max(1, batch_rects);
   if (!egl.make_current()) {
     *error = "cannot make the EGL context current";
@@ -521,6 +523,16 @@ const Renderer::Uniforms& Renderer::uniforms(GLuint program) {
   return uniforms_.back().second;
 }
 
+// The fill's colour at a quarter step above its 8-bit level: llvmpipe's linear rasteriser
+// converts a fill's colour to 8 bits by truncation, its other paths by rounding; from
+// (k + 0.25) / 255 both give k, so a background is one colour whichever path drew it.
+static std::array<float, 4> fill_color(const float c[4]) {
+  std::array<float, 4> out;
+  for (size_t i = 0; i < 4; ++i)
+    out[i] = std::min(1.0f, (std::round(std::clamp(c[i], 0.0f, 1.0f) * 255.0f) + 0.25f) / 255.0f);
+  return out;
+}
+
 FrameStats Renderer::render(const RenderTarget& target, const FrameInput& frame) {
   FrameStats stats;
   egl_->make_current();
@@ -583,9 +595,13 @@ FrameStats Renderer::render(const RenderTarget& target, const FrameInput& frame)
   // Translucent parts with nothing but the background beneath (bottom to top: what no
   // lower item draws) are composed over the background colour in the shader, without
   // blending: no fill under them and no framebuffer read, the same sums as the blend.
+  // Not on llvmpipe into a BGRA-ordered target: there its linear rasteriser fills and
+  // blends in 8 bits, and a fill plus a blended copy cost less than the shader's float
+  // sums (docs/benchmarks.md, compositor round 8).
   std::vector<Region> over_bg(frame.items.size());
   Region drawn_below;
-  for (size_t i = 0; i < frame.items.size(); ++i) {
+  const bool blend_over_fill = software_ && target.bgra;
+  for (size_t i = 0; i < frame.items.size() && !blend_over_fill; ++i) {
     const DrawItem& it = frame.items[i];
     if (!drawable(it)) continue;
     if (!it.texture->yuv() && !clips[i].empty()) {
@@ -606,7 +622,7 @@ FrameStats Renderer::render(const RenderTarget& target, const FrameInput& frame)
     const Uniforms& fu = uniforms(fill_prog_);
     glUseProgram(fill_prog_);
     glUniformMatrix3fv(fu.proj, 1, GL_FALSE, proj.data());
-    glUniform4fv(fu.color, 1, frame.background);
+    glUniform4fv(fu.color, 1, fill_color(frame.background).data());
     std::vector<Rect> bg = bg_region.rects();
     stats.rects += uint32_t(bg.size());
     draw_rects(bg, stats);
@@ -738,12 +754,16 @@ bool Renderer::read_pixels(const RenderTarget& target, const Rect& r, uint32_t d
   return glGetError() == GL_NO_ERROR;
 }
 
-bool Renderer::ensure_offscreen(RenderTarget& target, GLuint& tex, int32_t w, int32_t h) {
-  if (tex && target.width == w && target.height == h) return true;
+bool Renderer::ensure_offscreen(RenderTarget& target, GLuint& tex, int32_t w, int32_t h,
+                                bool bgra) {
+  if (tex && target.width == w && target.height == h && target.bgra == bgra) return true;
   release_offscreen(target, tex);
   gl_objects::gen_textures(1, &tex);
   glBindTexture(GL_TEXTURE_2D, tex);
-  glTexStorage2D(GL_TEXTURE_2D, 1, GL_RGBA8, w, h);  // immutable: an image too
+  if (bgra)
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_BGRA_EXT, w, h, 0, GL_BGRA_EXT, GL_UNSIGNED_BYTE, nullptr);
+  else
+    glTexStorage2D(GL_TEXTURE_2D, 1, GL_RGBA8, w, h);  // immutable: an image too
   gl_objects::gen_framebuffers(1, &target.fbo);
   glBindFramebuffer(GL_FRAMEBUFFER, target.fbo);
   glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, tex, 0);
@@ -752,7 +772,8 @@ bool Renderer::ensure_offscreen(RenderTarget& target, GLuint& tex, int32_t w, in
   target.width = w;
   target.height = h;
   target.age = 0;
-  target.image = tex;
+  target.image = bgra ? 0 : tex;
+  target.bgra = bgra;
   if (!ok) release_offscreen(target, tex);
   return ok;
 }

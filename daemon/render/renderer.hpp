@@ -235,9 +235,15 @@ class Renderer {
   bool read_pixels(const RenderTarget& target, const Rect& fb_rect, uint32_t drm_format,
                    uint8_t* dst, int32_t stride);
 
-  // An offscreen RGBA8 target of w x h (a texture owned through 'tex'), made or remade
-  // when the size differs; release_offscreen() frees it (both no-ops when there is none).
-  bool ensure_offscreen(RenderTarget& target, GLuint& tex, int32_t w, int32_t h);
+  // An offscreen 8-bit target of w x h (a texture owned through 'tex'), made or remade
+  // when the size or the order differs; release_offscreen() frees it (both no-ops when
+  // there is none). RGBA order: an immutable texture, so also an image for the compute
+  // unpack. BGRA order (GL_EXT_texture_format_BGRA8888): no image (GLES has no BGRA image
+  // format), but llvmpipe's linear rasteriser takes it (RenderTarget::bgra).
+  bool ensure_offscreen(RenderTarget& target, GLuint& tex, int32_t w, int32_t h,
+                        bool bgra = false);
+  // The renderer rasterises on the CPU (llvmpipe, surfaceless or kms_swrast).
+  bool software() const { return software_; }
   void release_offscreen(RenderTarget& target, GLuint& tex);
 
   // Clip rectangles of a layout region in framebuffer coordinates of an output.
@@ -262,6 +268,7 @@ class Renderer {
   std::vector<std::pair<GLuint, Uniforms>> uniforms_;
 
   EglContext* egl_ = nullptr;
+  bool software_ = false;
   int batch_rects_ = 64;
   GLuint blit_prog_ = 0, blit_opaque_prog_ = 0, fill_prog_ = 0;
   // blit.frag with OVER_BACKGROUND (and OPAQUE): translucent draws over the background only.

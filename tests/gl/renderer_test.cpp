@@ -489,6 +489,61 @@ TEST_F(RendererTest, ComposingOverTheBackgroundEqualsBlending) {
   std::printf("composed and blended differ by 1 in %d of %zu pixels\n", differing, out[0].size());
 }
 
+// The same frame into an RGBA- and a BGRA-ordered target (Renderer::ensure_offscreen, as
+// the headless backend makes them). On llvmpipe the BGRA one takes the linear rasteriser,
+// so a translucent window over the background is a fill and a blend there (two rectangles)
+// instead of one composed pass; the pixels agree within 1, and the background, a colour
+// between 8-bit levels (ferryd's default), is the same exact colour in both: the linear
+// fill truncates to 8 bits where the other paths round.
+TEST_F(RendererTest, BgraTargetGivesThePixelsOfAnRgbaTarget) {
+  ASSERT_TRUE(renderer_->software()) << "this test is about llvmpipe";
+  const int32_t w = 192, h = 128;
+  std::vector<Rgba> top(64 * 64);
+  for (size_t i = 0; i < top.size(); ++i) {
+    const int a = int(i % 256), c = int(i * 7 % size_t(a + 1));
+    top[i] = Rgba{uint8_t(c), uint8_t(a - c), uint8_t(a / 3), uint8_t(a)};
+  }
+  auto tex = upload(top, 64, 64, DRM_FORMAT_ARGB8888);
+  const Rect win{70, 30, 64, 64};
+  std::vector<std::vector<Rgba>> out;
+  std::vector<FrameStats> stats;
+  for (bool bgra : {false, true}) {
+    SCOPED_TRACE(bgra ? "bgra" : "rgba");
+    RenderTarget t;
+    GLuint t_tex = 0;
+    ASSERT_TRUE(renderer_->ensure_offscreen(t, t_tex, w, h, bgra));
+    EXPECT_EQ(t.bgra, bgra);
+    EXPECT_EQ(t.image != 0, !bgra) << "only an RGBA target is an image for the compute unpack";
+    FrameInput f = frame({0, 0, w, h}, kBg);
+    const float bg[4] = {0.18f, 0.20f, 0.25f, 1.0f};  // ferryd's default background
+    std::copy(bg, bg + 4, f.background);
+    f.items.push_back(item(tex.get(), win));
+    stats.push_back(renderer_->render(t, f));
+    std::vector<Rgba> px(size_t(w) * size_t(h));
+    EXPECT_TRUE(renderer_->read_pixels(t, Rect{0, 0, w, h}, DRM_FORMAT_ABGR8888,
+                                       reinterpret_cast<uint8_t*>(px.data()), w * 4));
+    out.push_back(std::move(px));
+    renderer_->release_offscreen(t, t_tex);
+    EXPECT_EQ(t_tex, 0u);
+  }
+  // RGBA: the window composed over the background in one pass, and the background's fill
+  // around it (4 rectangles); BGRA: one fill of the whole output, then the window blended.
+  EXPECT_EQ(stats[0].rects, 5u);
+  EXPECT_EQ(stats[1].rects, 2u);
+  int differing = 0;
+  for (int32_t y = 0; y < h; ++y)
+    for (int32_t x = 0; x < w; ++x) {
+      const size_t i = size_t(y) * size_t(w) + size_t(x);
+      ASSERT_TRUE(near(out[1][i], out[0][i], 1, x, y));
+      differing += std::memcmp(&out[1][i], &out[0][i], 4) != 0;
+      if (!win.contains(x, y)) {
+        ASSERT_TRUE(near(out[0][i], Rgba{46, 51, 64, 255}, 0, x, y));
+        ASSERT_TRUE(near(out[1][i], Rgba{46, 51, 64, 255}, 0, x, y));
+      }
+    }
+  std::printf("BGRA and RGBA targets differ by 1 in %d of %d pixels\n", differing, w * h);
+}
+
 TEST_F(RendererTest, PartialUploadChangesOnlyDamagedTexels) {
   std::vector<Rgba> img(64, Rgba{10, 20, 30, 255});
   auto tex = upload(img, 8, 8, DRM_FORMAT_XBGR8888);

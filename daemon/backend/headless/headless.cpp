@@ -21,9 +21,6 @@ namespace {
 class HeadlessBackend final : public OutputBackend {
  public:
   HeadlessBackend(Server& server, Output& output) : server_(server), output_(output) {
-    server_.egl().make_current();
-    if (!server_.renderer().ensure_offscreen(target_, tex_, output.fb_width(), output.fb_height()))
-      log_error("headless: cannot make a %dx%d framebuffer", output.fb_width(), output.fb_height());
     timer_ = UniqueFd(timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK));
     source_ = wl_event_loop_add_fd(server_.loop(), timer_.get(), WL_EVENT_READABLE,
                                    &HeadlessBackend::on_timer, this);
@@ -38,7 +35,23 @@ class HeadlessBackend final : public OutputBackend {
     server_.renderer().release_offscreen(target_, tex_);
   }
 
-  RenderTarget* acquire_target() override { return &target_; }
+  // The target's channel order, chosen at each frame (the offload engine is set up after
+  // the outputs): BGRA on llvmpipe, whose linear rasteriser then fills, copies and blends
+  // in 8 bits (docs/benchmarks.md, compositor round 8), unless an offload engine may bring
+  // full-screen NV12 surfaces for the compute unpack, which needs an RGBA image; RGBA too
+  // with FERRY_HEADLESS_RGBA=1 (to measure one against the other).
+  RenderTarget* acquire_target() override {
+    const bool bgra = server_.renderer().software() && !server_.transfer_path() && !force_rgba_;
+    if (!tex_ || target_.bgra != bgra || target_.width != output_.fb_width() ||
+        target_.height != output_.fb_height()) {
+      server_.egl().make_current();
+      if (!server_.renderer().ensure_offscreen(target_, tex_, output_.fb_width(),
+                                               output_.fb_height(), bgra))
+        log_error("headless: cannot make a %dx%d framebuffer", output_.fb_width(),
+                  output_.fb_height());
+    }
+    return &target_;
+  }
 
   void submit(bool new_content) override {
     pending_content_ = new_content;
@@ -171,6 +184,7 @@ class HeadlessBackend final : public OutputBackend {
   Output& output_;
   GLuint tex_ = 0;
   RenderTarget target_;
+  const bool force_rgba_ = std::getenv("FERRY_HEADLESS_RGBA") != nullptr;
   UniqueFd timer_;
   wl_event_source* source_ = nullptr;
   int64_t base_ns_ = 0;
