@@ -342,6 +342,7 @@ bool KmsOutput::init(std::string* error) {
     gl_objects::gen_framebuffers(1, &s.target.fbo);
     s.target.width = w;
     s.target.height = h;
+    s.target.bgra = true;  // XRGB8888: B, G, R, X in memory
     // A texture with the buffer as its immutable storage can also be bound as an image, so
     // the renderer's compute unpack can write a full-screen NV12 surface into it; a
     // renderbuffer cannot. The texture where GL_EXT_EGL_image_storage is there and a
