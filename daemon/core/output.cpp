@@ -296,6 +296,7 @@ void Output::repaint() {
     in_flight_began_ns_ = start_ns;
     stats_.rects_drawn += fs.rects;
     stats_.render_passes += fs.passes;
+    stats_.rects_copied += fs.copies;
     stats_.frames_composed++;
     history_.push_back(damage_);
     last_frame_damage_ = damage_;

@@ -144,6 +144,9 @@ struct FrameStats {
   // The bottom visible surface (NV12, full-screen, 1:1) was written by the compute unpack
   // in this many dispatches (one per damaged rectangle it shows); 0: not.
   uint32_t compute_dispatches = 0;
+  // Opaque rectangles copied from their surface's texture instead of drawn
+  // (Renderer::copy_opaque_parts).
+  uint32_t copies = 0;
 };
 
 // Splits 'count' rectangles into batches of at most 'capacity': returns the offset where
@@ -224,6 +227,9 @@ class Renderer {
   // Off: always the fragment path (tests, the benchmark's comparison row,
   // FERRY_COMPUTE_UNPACK=0).
   void set_compute_unpack(bool on) { compute_unpack_ = on; }
+  // Opaque 1:1 parts of BGRA surfaces copied instead of drawn (copy_opaque_parts); off
+  // with FERRY_RENDER_NO_COPY=1 (for comparisons) or here (tests).
+  void set_copy_opaque(bool on) { copy_opaque_ = on; }
   // YUV surfaces composed so far per path (a surface drawn in a frame counts once).
   struct YuvCounts {
     uint64_t fused = 0, compute = 0;
@@ -256,6 +262,8 @@ class Renderer {
  private:
   Renderer() = default;
   void draw_rects(const std::vector<Rect>& fb_rects, FrameStats& stats);
+  void copy_opaque_parts(const RenderTarget& target, const FrameInput& frame, const Mat3& l2f,
+                         std::vector<Region>& opaque_clips, FrameStats& stats);
   // Uniform locations of a linked program, looked up once (not per draw).
   struct Uniforms {
     GLint proj = -1, tex = -1, alpha = -1, sampler = -1, color = -1;
@@ -290,10 +298,12 @@ class Renderer {
   bool dispatch_unpack(const RenderTarget& target, const DrawItem& it,
                        const std::vector<Rect>& rects);
   bool compute_unpack_ = true;
+  bool copy_opaque_ = true;
   int compute_state_ = -1;  // last frame with a YUV item: 1 compute, 0 fragment (debug log)
   YuvCounts yuv_counts_;
   GLuint vbo_ = 0, vao_ = 0;
   GLuint nearest_sampler_ = 0;  // for draws that map pixels 1:1 onto texels
+  GLuint copy_fbo_ = 0;         // read framebuffer of copy_opaque_parts (made at first use)
   bool bgra_upload_ = false;  // GL_EXT_texture_format_BGRA8888
   bool bgra_read_ = false;    // GL_EXT_read_format_bgra
   uint64_t dmabuf_imports_ = 0;  // last id given to a dmabuf import (renderer_dmabuf.cpp)

@@ -544,6 +544,80 @@ TEST_F(RendererTest, BgraTargetGivesThePixelsOfAnRgbaTarget) {
   std::printf("BGRA and RGBA targets differ by 1 in %d of %d pixels\n", differing, w * h);
 }
 
+// Opaque parts of XRGB/ARGB surfaces shown 1:1 in a BGRA target whose alpha means nothing
+// (the headless and KMS targets) are copied (glBlitFramebuffer) instead of drawn, with the
+// pixels of the draw whatever the X bytes hold, and a translucent window above blends over
+// the copy as over the draw. A scaled surface, a rotated output, and a target whose alpha
+// is read are drawn.
+TEST_F(RendererTest, OpaqueSurfacesAreCopiedWithThePixelsOfTheDraw) {
+  const int32_t w = 160, h = 96;
+  std::vector<Rgba> img = gradient(48, 32);
+  for (size_t i = 0; i < img.size(); ++i) img[i].a = uint8_t(i * 37);  // X: anything
+  auto xrgb = upload(img, 48, 32, DRM_FORMAT_XRGB8888);
+  // ARGB: opaque in its top half (declared with an opaque region), translucent below.
+  std::vector<Rgba> top(32 * 32);
+  for (size_t i = 0; i < top.size(); ++i) {
+    const int a = i < 16 * 32 ? 255 : int(i % 200) + 20, c = int(i * 5 % size_t(a + 1));
+    top[i] = Rgba{uint8_t(c), uint8_t(a - c), uint8_t(a / 2), uint8_t(a)};
+  }
+  auto argb = upload(top, 32, 32, DRM_FORMAT_ARGB8888);
+  struct Case {
+    const char* name;
+    Transform transform;
+    bool opaque_target;
+    uint32_t copies;
+  };
+  // The XRGB window less the ARGB one's opaque half above it (two rectangles), and that
+  // half: three copies.
+  const Case cases[] = {{"copied", Transform::normal, true, 3},
+                        {"rotated output", Transform::rot180, true, 0},
+                        {"alpha read", Transform::normal, false, 0}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::vector<std::vector<Rgba>> out;
+    for (bool copy : {true, false}) {
+      renderer_->set_copy_opaque(copy);
+      RenderTarget t;
+      GLuint t_tex = 0;
+      ASSERT_TRUE(renderer_->ensure_offscreen(t, t_tex, w, h, true));
+      t.opaque = c.opaque_target;
+      FrameInput f = frame({0, 0, w, h}, kBg, c.transform);
+      f.items.push_back(item(xrgb.get(), {10, 12, 48, 32}));
+      f.items.push_back(item(xrgb.get(), {100, 40, 24, 16}));  // scaled down: drawn
+      f.items.push_back(item(argb.get(), {40, 30, 32, 32}));   // over the XRGB window
+      f.items.back().opaque = Region(Rect{40, 30, 32, 16});
+      FrameStats st = renderer_->render(t, f);
+      EXPECT_EQ(st.copies, copy ? c.copies : 0u);
+      std::vector<Rgba> px(size_t(w) * size_t(h));
+      EXPECT_TRUE(renderer_->read_pixels(t, Rect{0, 0, w, h}, DRM_FORMAT_ABGR8888,
+                                         reinterpret_cast<uint8_t*>(px.data()), w * 4));
+      out.push_back(std::move(px));
+      renderer_->release_offscreen(t, t_tex);
+    }
+    renderer_->set_copy_opaque(true);
+    for (int32_t y = 0; y < h; ++y)
+      for (int32_t x = 0; x < w; ++x) {
+        const size_t i = size_t(y) * size_t(w) + size_t(x);
+        ASSERT_TRUE(near(out[0][i], out[1][i], 0, x, y));
+        ASSERT_EQ(out[0][i].a, 255) << x << "," << y;
+      }
+    if (c.transform == Transform::normal) {
+      // The XRGB window where nothing lies over it, and the ARGB one's opaque half: their
+      // texels as they are.
+      for (int32_t y = 0; y < 32; ++y)
+        for (int32_t x = 0; x < 30; ++x) {
+          Rgba want = img[size_t(y) * 48 + size_t(x)];
+          want.a = 255;
+          ASSERT_TRUE(near(out[0][size_t(12 + y) * size_t(w) + size_t(10 + x)], want, 0, x, y));
+        }
+      for (int32_t y = 0; y < 16; ++y)
+        for (int32_t x = 0; x < 32; ++x)
+          ASSERT_TRUE(near(out[0][size_t(30 + y) * size_t(w) + size_t(40 + x)],
+                           top[size_t(y) * 32 + size_t(x)], 0, x, y));
+    }
+  }
+}
+
 TEST_F(RendererTest, PartialUploadChangesOnlyDamagedTexels) {
   std::vector<Rgba> img(64, Rgba{10, 20, 30, 255});
   auto tex = upload(img, 8, 8, DRM_FORMAT_XBGR8888);

@@ -49,6 +49,9 @@ class HeadlessBackend final : public OutputBackend {
                                                output_.fb_height(), bgra))
         log_error("headless: cannot make a %dx%d framebuffer", output_.fb_width(),
                   output_.fb_height());
+      // A composed frame's alpha means nothing (reads give 1): the renderer may copy
+      // opaque XRGB surfaces into it as they are.
+      target_.opaque = true;
     }
     return &target_;
   }

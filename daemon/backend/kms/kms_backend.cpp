@@ -343,6 +343,7 @@ bool KmsOutput::init(std::string* error) {
     s.target.width = w;
     s.target.height = h;
     s.target.bgra = true;  // XRGB8888: B, G, R, X in memory
+    s.target.opaque = true;  // scanned out as XRGB: its alpha means nothing
     // A texture with the buffer as its immutable storage can also be bound as an image, so
     // the renderer's compute unpack can write a full-screen NV12 surface into it; a
     // renderbuffer cannot. The texture where GL_EXT_EGL_image_storage is there and a
