@@ -365,6 +365,7 @@ std::unique_ptr<Renderer> Renderer::create(EglContext& egl, int batch_rects, std
   glSamplerParameteri(r->nearest_sampler_, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
   glGenVertexArrays(1, &r->vao_);
   gl_objects::gen_buffers(1, &r->vbo_);
+  gl_objects::gen_framebuffers(1, &r->copy_fbo_);
   glBindVertexArray(r->vao_);
   glBindBuffer(GL_ARRAY_BUFFER, r->vbo_);
   glBufferData(GL_ARRAY_BUFFER, GLsizeiptr(size_t(r->batch_rects_) * 12 * sizeof(float)), nullptr,
@@ -385,7 +386,7 @@ Renderer::~Renderer() {
   glDeleteProgram(blit_bg_prog_);
   glDeleteProgram(blit_opaque_bg_prog_);
   glDeleteSamplers(1, &nearest_sampler_);
-  if (copy_fbo_) gl_objects::delete_framebuffers(1, &copy_fbo_);
+  gl_objects::delete_framebuffers(1, &copy_fbo_);
   gl_objects::delete_buffers(1, &vbo_);
   glDeleteVertexArrays(1, &vao_);
 }
@@ -782,7 +783,6 @@ void Renderer::copy_opaque_parts(const RenderTarget& target, const FrameInput& f
       inside = inside && Rect{r.x + dx, r.y + dy, r.width, r.height}.intersect(texels) ==
                              Rect{r.x + dx, r.y + dy, r.width, r.height};
     if (!inside) continue;  // sampling would clamp at the edge: the draw does that
-    if (!copy_fbo_) gl_objects::gen_framebuffers(1, &copy_fbo_);
     glBindFramebuffer(GL_READ_FRAMEBUFFER, copy_fbo_);
     glFramebufferTexture2D(GL_READ_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, tex.id(), 0);
     bound = true;

@@ -303,7 +303,7 @@ class Renderer {
   YuvCounts yuv_counts_;
   GLuint vbo_ = 0, vao_ = 0;
   GLuint nearest_sampler_ = 0;  // for draws that map pixels 1:1 onto texels
-  GLuint copy_fbo_ = 0;         // read framebuffer of copy_opaque_parts (made at first use)
+  GLuint copy_fbo_ = 0;         // read framebuffer of copy_opaque_parts
   bool bgra_upload_ = false;  // GL_EXT_texture_format_BGRA8888
   bool bgra_read_ = false;    // GL_EXT_read_format_bgra
   uint64_t dmabuf_imports_ = 0;  // last id given to a dmabuf import (renderer_dmabuf.cpp)
