@@ -1,0 +1,26 @@
+#pragma once
+// Inside the renderer (renderer.cpp, renderer_compute.cpp): item geometry and the compute
+// unpack's shape. Not for use outside daemon/render/.
+
+#include <cstddef>
+
+#include "render/matrix.hpp"
+#include "render/renderer.hpp"
+
+namespace ferry::render_internal {
+
+// Framebuffer pixels -> normalized texture coordinates of an item (l2f: layout ->
+// framebuffer of the frame's output).
+Mat3 item_fb_to_tex(const DrawItem& it, const Mat3& l2f);
+
+// The item has a texture and a non-empty source.
+bool drawable(const DrawItem& it);
+
+// The compute unpack's block (BW x BH pixels per invocation) and workgroup (LX x LY
+// invocations): 8x2 blocks in 32x2 groups were the fastest shape on llvmpipe
+// (docs/benchmarks.md); the block origin is aligned to 4 x 2 pixels (words, chroma rows).
+constexpr int kBlockW = 8, kBlockH = 2, kGroupX = 32, kGroupY = 2;
+// Past this many damaged rectangles, one dispatch each costs more than it saves.
+constexpr size_t kMaxComputeRects = 32;
+
+}  // namespace ferry::render_internal
