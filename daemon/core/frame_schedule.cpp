@@ -9,13 +9,18 @@ namespace ferry {
 
 void FrameScheduler::History::record(int64_t ns) {
   if (ns < 0) ns = 0;
+  // A slow frame raises the peak at once (to at most kPeakCap times the percentile of the
+  // frames before it, so one outlier such as a shader compile cannot hold the deadline a
+  // period early for long); the peak then halves in about kWindow frames. Not before the
+  // window has kPeakMinSamples frames: until then the percentile is their slowest anyway,
+  // and the first frames (the renderer's shaders compiled on first use, 15 ms where a
+  // frame then takes 0.5) would set a peak that holds the deadline early for seconds.
+  if (window.size() >= kPeakMinSamples) {
+    const int64_t cap = kPeakCap * percentile();
+    peak = std::max(std::min(ns, cap), peak - peak / kPeakDecayDivisor);
+  }
   window.push_back(ns);
   if (window.size() > kWindow) window.pop_front();
-  // A slow frame raises the peak at once (to at most kPeakCap times the percentile, so one
-  // outlier such as a shader compile cannot hold the deadline a period early for long);
-  // the peak then halves in about kWindow frames.
-  const int64_t cap = kPeakCap * percentile();
-  peak = std::max(std::min(ns, cap), peak - peak / kPeakDecayDivisor);
 }
 
 int64_t FrameScheduler::History::predicted() const {
@@ -54,6 +59,10 @@ int64_t FrameScheduler::margin_ns(int64_t period_ns) const {
     if (cost(m, over) < best_cost) { best = m; best_cost = cost(m, over); }
   }
   return best;
+}
+
+int64_t FrameScheduler::History::median() const {
+  return window.empty() ? 0 : nearest_rank(window, 50);
 }
 
 const FrameScheduler::History& FrameScheduler::basis(FrameKind kind) const {

@@ -6,7 +6,8 @@
 // during the wait). Work that arrives after that deadline is composed at once. The
 // prediction is the larger of a high percentile (p95) of the compose times measured over the
 // last frames and a decaying peak: a slow frame raises the peak at once (to at most
-// kPeakCap times the percentile), and it halves in about kWindow frames. Slow composes come
+// kPeakCap times the percentile of the frames before it, and only once kPeakMinSamples
+// frames were measured), and it halves in about kWindow frames. Slow composes come
 // in runs when clients take the CPU (the soak, docs/reliability.md): after one, the next
 // frames start earlier; a sustained slowdown moves the percentile itself.
 // Composed and direct frames (a client buffer shown as it is: nothing drawn) are measured
@@ -52,6 +53,7 @@ class FrameScheduler {
   static constexpr int kPercentile = 95;   // of the window, as the prediction
   static constexpr int64_t kPeakDecayDivisor = 87;  // peak loses 1/87 per frame: half in 60
   static constexpr int64_t kPeakCap = 4;            // the peak is at most 4 x the percentile
+  static constexpr size_t kPeakMinSamples = 20;     // frames measured before the peak counts
   static constexpr size_t kOvershootWindow = 120;   // overshoots kept for the auto margin
   static constexpr int64_t kMinAutoMargin = 100'000;     // 0.1 ms
   static constexpr int64_t kMaxAutoMargin = 4'000'000;   // 4 ms
@@ -80,6 +82,8 @@ class FrameScheduler {
   int64_t percentile_ns(FrameKind kind = FrameKind::composed) const {
     return history(kind).percentile();
   }
+  // The median of the kind's window (0 while empty): what a frame typically takes.
+  int64_t median_ns(FrameKind kind = FrameKind::composed) const { return history(kind).median(); }
   size_t samples(FrameKind kind = FrameKind::composed) const {
     return history(kind).window.size();
   }
@@ -114,6 +118,7 @@ class FrameScheduler {
     int64_t peak = 0;  // the longest frame, decaying by half every kWindow frames
     void record(int64_t ns);
     int64_t percentile() const;
+    int64_t median() const;
     int64_t predicted() const;
   };
   History& history(FrameKind k) { return k == FrameKind::direct ? direct_ : composed_; }

@@ -67,6 +67,24 @@ TEST(FrameSchedule, OneSlowFrameRaisesACappedPeakThatHalvesInAWindow) {
   EXPECT_EQ(s.predicted_compose_ns(), 2 * kMs);
 }
 
+TEST(FrameSchedule, TheFirstFramesSetNoPeak) {
+  // A new output's first frame compiles the renderer's shaders: 15 ms, then 0.5 ms each.
+  FrameScheduler s;
+  s.record_compose(15 * kMs);
+  EXPECT_EQ(s.predicted_compose_ns(), 15 * kMs);  // the percentile of one frame
+  for (size_t i = 1; i < FrameScheduler::kPeakMinSamples - 1; ++i) s.record_compose(kMs / 2);
+  EXPECT_EQ(s.predicted_compose_ns(), 15 * kMs);  // nearest rank 19 of 19
+  // Once it is out of the percentile's rank, nothing holds the deadline early: with a
+  // peak taken from the first frame it would still be 15 x (86/87)^19 = 12.1 ms.
+  s.record_compose(kMs / 2);
+  EXPECT_EQ(s.percentile_ns(), kMs / 2);  // nearest rank 19 of 20
+  EXPECT_EQ(s.predicted_compose_ns(), kMs / 2);
+  // From then on a slow frame raises the peak, capped at 4 x the percentile before it.
+  for (size_t i = 0; i < FrameScheduler::kWindow; ++i) s.record_compose(kMs / 2);
+  s.record_compose(30 * kMs);
+  EXPECT_EQ(s.predicted_compose_ns(), 2 * kMs);
+}
+
 TEST(FrameSchedule, SustainedSlowdownMovesThePrediction) {
   FrameScheduler s = with_samples(2 * kMs, 60);
   for (int i = 0; i < 10; ++i) s.record_compose(6 * kMs);
