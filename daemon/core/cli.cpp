@@ -368,14 +368,16 @@ void print_stats(Server& server, double seconds) {
   for (auto& o : server.outputs()) {
     const OutputStats& s = o->stats();
     std::printf(
-        "%s %dx%d@%.2f: composed %llu, presented %llu, dropped %llu, no-op flips %llu, "
+        "%s %dx%d@%.2f: composed %llu, presented %llu, dropped %llu (replacements behind %llu), "
+        "no-op flips %llu, "
         "direct scanout %llu (from carrier %llu), overlay %llu, cursor plane %llu, "
         "cursor drawn %llu, "
         "damage rects %llu in %llu passes, %llu copied, compose predicted %.2f ms (last %.2f ms), "
         "direct predicted %.2f ms, margin %.2f ms, late %llu",
         o->name().c_str(), o->mode().width, o->mode().height, o->mode().refresh_mhz / 1000.0,
         (unsigned long long)s.frames_composed, (unsigned long long)s.frames_presented,
-        (unsigned long long)s.frames_dropped, (unsigned long long)s.noop_flips,
+        (unsigned long long)s.frames_dropped, (unsigned long long)s.replacements_queued,
+        (unsigned long long)s.noop_flips,
         (unsigned long long)s.direct_scanout, (unsigned long long)s.carrier_scanout,
         (unsigned long long)s.overlay_frames,
         (unsigned long long)s.cursor_plane_frames, (unsigned long long)s.cursor_composed_frames,

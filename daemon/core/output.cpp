@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <unordered_map>
+#include <utility>
 
 #include "core/cursor.hpp"
 #include "core/seat.hpp"
@@ -48,11 +50,19 @@ Output::~Output() {
   if (timer_source_) wl_event_source_remove(timer_source_);
   for (Surface* s : server_.surfaces()) s->forget_output(this);
   for (wl_resource* r : resources_) wl_resource_set_user_data(r, nullptr);
-  for (wl_resource* r : in_flight_callbacks_.take()) wl_resource_destroy(r);
-  for (wl_resource* r : in_flight_feedbacks_.take()) presentation_feedback_discard(r);
+  in_flight_.discard();
+  held_.discard();
   for (wl_resource* r : in_flight_top_feedbacks_.take()) presentation_feedback_discard(r);
   if (global_) wl_global_destroy(global_);
   server_.renderer().release_offscreen(scratch_, scratch_tex_);
+}
+
+void Output::FrameResources::discard() {
+  for (wl_resource* r : callbacks.take()) wl_resource_destroy(r);
+  for (Feedbacks& f : feedbacks)
+    for (wl_resource* r : f.list.take()) presentation_feedback_discard(r);
+  feedbacks.clear();
+  buffers.clear();
 }
 
 void Output::set_backend(std::unique_ptr<OutputBackend> backend) { backend_ = std::move(backend); }
@@ -201,6 +211,7 @@ void Output::arm_repaint() {
     if (timer_source_ &&
         timerfd_settime(repaint_timer_.get(), TFD_TIMER_ABSTIME, &its, nullptr) == 0) {
       timer_armed_ = true;
+      timer_replaces_ = false;
       return;
     }
   }
@@ -214,7 +225,10 @@ int Output::on_repaint_timer(int fd, uint32_t, void* data) {
   if (read(fd, &expirations, sizeof expirations) != sizeof expirations) return 0;
   if (!self->timer_armed_) return 0;
   self->timer_armed_ = false;
-  self->repaint();
+  if (self->timer_replaces_)
+    self->replace_composed();
+  else
+    self->repaint();
   return 0;
 }
 
@@ -239,8 +253,8 @@ void Output::repaint() {
   bool compose_cursor = place_cursor();
   bool content = !damage_.empty();
   if (!content && !waiting) return;
-  in_flight_cursor_on_plane_ = cursor_on_plane_;
-  in_flight_cursor_box_ = Rect{};
+  in_flight_.cursor_on_plane = cursor_on_plane_;
+  in_flight_.cursor_box = Rect{};
   if (cursor_on_plane_) stats_.cursor_plane_frames++;
 
   // What goes out with this frame: every frame callback committed so far on this output
@@ -257,7 +271,7 @@ void Output::repaint() {
   Surface* direct = content && direct_ok && !compose_cursor ? try_direct_scanout() : nullptr;
   if (direct) {
     take_feedbacks(direct);
-    in_flight_complete_ = backend_->front_shows_direct_frames();
+    in_flight_.complete = backend_->front_shows_direct_frames();
     damage_.clear();
     history_.clear();  // composed targets no longer hold the previous frame
     frame_in_flight_ = true;
@@ -276,39 +290,10 @@ void Output::repaint() {
       return;
     }
     take_feedbacks(nullptr);
-    Region draw = damage_;
-    if (target->age <= 0 || size_t(target->age) > history_.size() + 1) {
-      draw = Region(layout_box());
-    } else {
-      for (int i = 0; i < target->age - 1; ++i) draw.add(history_[history_.size() - 1 - size_t(i)]);
-    }
-    FrameInput frame;
-    frame.output_box = layout_box();
-    frame.scale = scale_;
-    frame.transform = backend_->render_transform(transform_);
-    frame.damage = draw;
-    std::copy(std::begin(server_.options().background), std::end(server_.options().background),
-              frame.background);
-    collect_items(frame, overlay, compose_cursor, &in_flight_buffers_);
-    in_flight_draw_ns_ = now_ns();
-    FrameStats fs = server_.renderer().render(*target, frame);
-    in_flight_drawn_ns_ = now_ns();
+    const DrawTimes times = compose_into(*target, overlay, compose_cursor);
     in_flight_began_ns_ = start_ns;
-    stats_.rects_drawn += fs.rects;
-    stats_.render_passes += fs.passes;
-    stats_.rects_copied += fs.copies;
-    stats_.frames_composed++;
-    history_.push_back(damage_);
-    last_frame_damage_ = damage_;
-    if (history_.size() > kDamageHistory) history_.erase(history_.begin());
-    damage_.clear();
-    in_flight_complete_ = overlay == nullptr;
-    if (compose_cursor) {
-      in_flight_cursor_box_ = cursor_composed_;
-      stats_.cursor_composed_frames++;
-    }
-    capture_wanted_ = false;
-    capture_cursor_ = false;
+    in_flight_draw_ns_ = times.draw_ns;
+    in_flight_drawn_ns_ = times.drawn_ns;
     in_flight_submit_ns_ = now_ns();
     backend_->submit(true);
     start_timing(FrameKind::composed, start_ns);
@@ -321,9 +306,47 @@ void Output::repaint() {
   in_flight_has_content_ = content;
 }
 
+Output::DrawTimes Output::compose_into(RenderTarget& target, Surface* overlay,
+                                       bool compose_cursor) {
+  Region draw = damage_;
+  if (target.age <= 0 || size_t(target.age) > history_.size() + 1) {
+    draw = Region(layout_box());
+  } else {
+    for (int i = 0; i < target.age - 1; ++i) draw.add(history_[history_.size() - 1 - size_t(i)]);
+  }
+  FrameInput frame;
+  frame.output_box = layout_box();
+  frame.scale = scale_;
+  frame.transform = backend_->render_transform(transform_);
+  frame.damage = draw;
+  std::copy(std::begin(server_.options().background), std::end(server_.options().background),
+            frame.background);
+  collect_items(frame, overlay, compose_cursor, &in_flight_.buffers);
+  DrawTimes times;
+  times.draw_ns = now_ns();
+  FrameStats fs = server_.renderer().render(target, frame);
+  times.drawn_ns = now_ns();
+  stats_.rects_drawn += fs.rects;
+  stats_.render_passes += fs.passes;
+  stats_.rects_copied += fs.copies;
+  stats_.frames_composed++;
+  history_.push_back(damage_);
+  last_frame_damage_ = damage_;
+  if (history_.size() > kDamageHistory) history_.erase(history_.begin());
+  damage_.clear();
+  in_flight_.complete = overlay == nullptr;
+  if (compose_cursor) {
+    in_flight_.cursor_box = cursor_composed_;
+    stats_.cursor_composed_frames++;
+  }
+  capture_wanted_ = false;
+  capture_cursor_ = false;
+  return times;
+}
+
 void Output::take_callbacks() {
   for (Surface* s : server_.surfaces())
-    if (owns_callbacks_of(*s)) in_flight_callbacks_.append(s->frame_callbacks());
+    if (owns_callbacks_of(*s)) in_flight_.callbacks.append(s->frame_callbacks());
 }
 
 // What a direct frame shows of its surface: the client buffer, or the texture it was
@@ -337,13 +360,22 @@ static const void* direct_content_id(Surface& s) {
 
 void Output::take_feedbacks(Surface* top) {
   for (Surface* s : server_.surfaces()) {
-    if (!owns_callbacks_of(*s)) continue;
-    (s == top ? in_flight_top_feedbacks_ : in_flight_feedbacks_).append(s->feedbacks());
+    if (!owns_callbacks_of(*s) || s->feedbacks().empty()) continue;
+    if (s == top) {
+      in_flight_top_feedbacks_.append(s->feedbacks());
+      continue;
+    }
+    in_flight_.feedbacks.push_back({s->id(), s->content_serial(), {}});
+    in_flight_.feedbacks.back().list.append(s->feedbacks());
   }
   in_flight_direct_id_ = top ? direct_content_id(*top) : nullptr;
 }
 
 void Output::arm_replace() {
+  if (in_flight_kind_ == FrameKind::composed) {
+    arm_replace_composed();
+    return;
+  }
   if (replace_idle_ || !in_flight_has_content_ || in_flight_kind_ != FrameKind::direct ||
       !in_flight_timed_ || damage_.empty() || !backend_ || backend_->replace_deadline_ns() == 0)
     return;
@@ -365,7 +397,7 @@ void Output::replace_in_flight() {
   if (place_cursor()) return;  // the cursor must be composed: the next frame does
   Surface* top = try_direct_scanout();
   if (!top) return;
-  in_flight_cursor_on_plane_ = cursor_on_plane_;
+  in_flight_.cursor_on_plane = cursor_on_plane_;
   // The replaced frame's content of that surface is never shown. (The same content again,
   // after damage elsewhere beneath it, replaces nothing.)
   if (direct_content_id(*top) != in_flight_direct_id_) {
@@ -377,7 +409,93 @@ void Output::replace_in_flight() {
   frame_wanted_ = false;
   damage_.clear();
   history_.clear();
-  in_flight_complete_ = backend_->front_shows_direct_frames();
+  in_flight_.complete = backend_->front_shows_direct_frames();
+}
+
+void Output::arm_replace_composed() {
+  if (!in_flight_has_content_ || damage_.empty() || held_queued_ || capture_wanted_ ||
+      !backend_ || (timer_armed_ && timer_replaces_))
+    return;
+  const int64_t vblank = backend_->composed_replace_deadline_ns();
+  if (vblank == 0) return;
+  // Composed at that frame's own deadline, as late as the prediction allows, so every
+  // commit before it is in. After the deadline, at once, once per vblank, if a typical
+  // frame (the median) still makes it: the frame in flight stays if it does not, and
+  // without the try the commit would wait for the vblank after anyway.
+  const int64_t start = vblank - scheduler_.predicted_ns(FrameKind::composed) -
+                        scheduler_.margin_ns(mode_.period_ns());
+  const int64_t now = now_ns();
+  if (start <= now) {
+    if (replace_idle_ || late_replace_vblank_ns_ == vblank || !late_replace_ ||
+        now + scheduler_.median_ns(FrameKind::composed) >= vblank)
+      return;
+    late_replace_vblank_ns_ = vblank;
+    replace_idle_ = wl_event_loop_add_idle(
+        server_.loop(),
+        [](void* data) {
+          auto* self = static_cast<Output*>(data);
+          self->replace_idle_ = nullptr;
+          self->replace_composed();
+        },
+        this);
+    return;
+  }
+  if (!timer_source_) return;
+  itimerspec its{};
+  its.it_value = ns_to_timespec(start);
+  if (timerfd_settime(repaint_timer_.get(), TFD_TIMER_ABSTIME, &its, nullptr) != 0) return;
+  timer_armed_ = true;
+  timer_replaces_ = true;
+}
+
+// A mailbox for composed frames: content committed while a composed frame waits for its
+// vblank, before that frame's deadline, is composed again into another target and shown
+// at that vblank instead; if the replacement is not ready by then, the frame in flight is
+// shown and the replacement at the vblank after (nothing is lost: without it, the content
+// would have waited for that vblank anyway). The replaced frame counts as dropped, the
+// feedback of content the replacement replaces is discarded, and its frame callbacks and
+// the rest of its feedback go with the replacement. Its timing stays (it was planned).
+void Output::replace_composed() {
+  timer_replaces_ = false;
+  if (!frame_in_flight_ || !in_flight_has_content_ || in_flight_kind_ != FrameKind::composed ||
+      damage_.empty() || held_queued_ || capture_wanted_)
+    return;
+  const int64_t vblank = backend_->composed_replace_deadline_ns();
+  if (vblank == 0 || now_ns() >= vblank) return;
+  RenderTarget* target = backend_->acquire_target();
+  if (!target) return;
+  const bool compose_cursor = place_cursor();
+  std::swap(in_flight_, held_);  // aside, to be shown if the replacement is late
+  in_flight_.cursor_on_plane = cursor_on_plane_;
+  in_flight_.cursor_box = Rect{};
+  take_callbacks();
+  take_feedbacks(nullptr);
+  frame_wanted_ = false;
+  compose_into(*target, nullptr, compose_cursor);
+  const bool in_time = backend_->submit_replacement();
+  wl_signal_emit_mutable(&on_frame, this);
+  if (!in_time) {
+    held_queued_ = true;
+    stats_.replacements_queued++;
+    return;
+  }
+  stats_.frames_dropped++;
+  ResourceList callbacks = std::move(held_.callbacks);
+  callbacks.append(in_flight_.callbacks);
+  in_flight_.callbacks = std::move(callbacks);
+  std::unordered_map<uint64_t, const Surface*> by_id;
+  if (!held_.feedbacks.empty())
+    for (const Surface* s : server_.surfaces()) by_id.emplace(s->id(), s);
+  for (FrameResources::Feedbacks& f : held_.feedbacks) {
+    auto it = by_id.find(f.surface_id);
+    if (it == by_id.end() || it->second->content_serial() != f.content_serial) {
+      for (wl_resource* r : f.list.take()) presentation_feedback_discard(r);
+      continue;
+    }
+    in_flight_.feedbacks.push_back(std::move(f));
+  }
+  held_.feedbacks.clear();
+  held_.buffers.clear();  // the replaced frame is never shown: its buffers may go
 }
 
 void Output::start_timing(FrameKind kind, int64_t start_ns) {
@@ -560,13 +678,19 @@ Surface* Output::try_direct_scanout() {
 }
 
 void Output::presented(int64_t timestamp_ns, uint64_t seq, bool new_content) {
-  frame_in_flight_ = false;
-  in_flight_buffers_.clear();
+  // A replacement not ready by this vblank waits for the next one behind the frame it was
+  // to replace, which is the one shown now.
+  const bool queued_behind = held_queued_;
+  if (queued_behind) std::swap(in_flight_, held_);
+  held_queued_ = false;
+  frame_in_flight_ = queued_behind;
+  in_flight_.buffers.clear();
   if (new_content) {
-    front_complete_ = in_flight_complete_;
-    front_cursor_box_ = in_flight_cursor_box_;
+    front_complete_ = in_flight_.complete;
+    front_cursor_box_ = in_flight_.cursor_box;
   }
-  front_cursor_on_plane_ = in_flight_cursor_on_plane_;
+  front_cursor_on_plane_ = in_flight_.cursor_on_plane;
+  if (timer_replaces_) timer_armed_ = false;  // a replacement planned for this vblank: late
   last_present_ns_ = timestamp_ns;
   last_seq_ = seq;
   if (new_content)
@@ -613,17 +737,28 @@ void Output::presented(int64_t timestamp_ns, uint64_t seq, bool new_content) {
   in_flight_timed_ = false;
 
   uint32_t ms = uint32_t(timestamp_ns / 1'000'000);
-  for (wl_resource* cb : in_flight_callbacks_.take()) {
+  for (wl_resource* cb : in_flight_.callbacks.take()) {
     wl_callback_send_done(cb, ms);
     wl_resource_destroy(cb);
   }
   uint32_t flags = backend_ ? backend_->presentation_flags() : 0;
-  for (ResourceList* l : {&in_flight_feedbacks_, &in_flight_top_feedbacks_})
-    for (wl_resource* fb : l->take())
+  auto present = [&](ResourceList& l) {
+    for (wl_resource* fb : l.take())
       presentation_feedback_presented(fb, *this, timestamp_ns, mode_.period_ns(), seq, flags);
+  };
+  for (FrameResources::Feedbacks& f : in_flight_.feedbacks) present(f.list);
+  in_flight_.feedbacks.clear();
+  present(in_flight_top_feedbacks_);
   in_flight_direct_id_ = nullptr;
   in_flight_carrier_ = false;
+  if (queued_behind) {
+    // The replacement is in flight now, for the next vblank (not timed: it was not planned).
+    std::swap(in_flight_, held_);
+    held_ = {};
+    in_flight_timed_ = false;
+  }
   wl_signal_emit_mutable(&on_present, this);
+  if (queued_behind) return;
 
   bool waiting = frame_wanted_ || !damage_.empty();
   for (Surface* s : server_.surfaces())

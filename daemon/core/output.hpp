@@ -14,6 +14,7 @@
 #include <wayland-server-core.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -97,6 +98,15 @@ class OutputBackend {
   // shown; 0: it cannot be replaced. The headless backend shows its frame at the vblank
   // itself, so until then; KMS hands a frame to the kernel at once (0).
   virtual int64_t replace_deadline_ns() const { return 0; }
+  // While a composed frame waits for its vblank: that vblank's time (CLOCK_MONOTONIC ns),
+  // if the frame may be replaced by a newer composition (acquire_target() then gives
+  // another target, and submit_replacement() submits it); 0: it cannot. Only the headless
+  // backend can (KMS and the nested backend hand a frame over at once).
+  virtual int64_t composed_replace_deadline_ns() const { return 0; }
+  // Submits a replacement of the composed frame in flight. true: it is shown at that
+  // frame's vblank instead of it; false: it was not ready in time, so that frame is shown
+  // there (presented() as usual) and this one at the vblank after (a second presented()).
+  virtual bool submit_replacement() { return false; }
   // When the composed frame presented last was ready for its vblank (CLOCK_MONOTONIC ns:
   // rendered and, on KMS, committed to the kernel), for the frame scheduler's compose
   // times; 0: not known (then the end of submit() counts, right for a backend that waits
@@ -107,8 +117,10 @@ class OutputBackend {
 struct OutputStats {
   uint64_t frames_composed = 0;   // repaints that drew something
   uint64_t frames_presented = 0;  // vblanks that showed a new frame
-  uint64_t frames_dropped = 0;    // frames replaced before they were shown (direct frames
-                                  // replaced by a newer one before their vblank)
+  uint64_t frames_dropped = 0;    // frames replaced before they were shown (by a newer
+                                  // direct or composed frame before their vblank)
+  uint64_t replacements_queued = 0;  // composed replacements not ready by the vblank of the
+                                     // frame they were to replace (shown at the next one)
   uint64_t noop_flips = 0;        // vblanks waited for without new content
   uint64_t rects_drawn = 0;       // damage rectangles drawn
   uint64_t render_passes = 0;     // multipass batches (S4)
@@ -229,6 +241,17 @@ class Output {
   // backend still can (replace_deadline_ns()) and the new content is shown directly too.
   void arm_replace();
   void replace_in_flight();
+  // A composed frame waits for its vblank and newer content arrived before that frame's
+  // deadline: compose again into another target (at the deadline), shown instead of it if
+  // ready in time, else at the vblank after it (the headless backend).
+  void arm_replace_composed();
+  void replace_composed();
+  // Draws the scene into 'target' (the damage, and what the target's age lacks), for
+  // the frame in flight; returns when the draw calls were issued (stage times for the log).
+  struct DrawTimes {
+    int64_t draw_ns = 0, drawn_ns = 0;
+  };
+  DrawTimes compose_into(RenderTarget& target, Surface* overlay, bool compose_cursor);
   // Moves the frame callbacks and feedback committed so far to the frame in flight; those
   // of 'top' (a direct frame's surface) to in_flight_top_feedbacks_.
   void take_callbacks();
@@ -282,9 +305,34 @@ class Output {
   int64_t last_present_ns_ = 0;
   uint64_t last_seq_ = 0;
   OutputStats stats_;
+  // What goes out with a frame at its presentation, and what it keeps until then.
+  struct FrameResources {
+    ResourceList callbacks;
+    // Presentation feedback by surface, with the surface's content serial when the frame
+    // took it: a replacement discards the feedback of content it replaced.
+    struct Feedbacks {
+      uint64_t surface_id = 0;
+      uint64_t content_serial = 0;
+      ResourceList list;
+    };
+    std::vector<Feedbacks> feedbacks;
+    std::vector<BufferRef> buffers;  // client buffers the frame samples (dmabuf, in place)
+    bool complete = false;           // composed whole
+    bool cursor_on_plane = false;
+    Rect cursor_box;                 // the cursor composed into it (layout; empty: not)
+    void discard();                  // never shown: callbacks destroyed, feedback discarded
+  };
   // Callbacks and feedback of the frame in flight, sent at its presentation.
-  ResourceList in_flight_callbacks_;
-  ResourceList in_flight_feedbacks_;
+  FrameResources in_flight_;
+  // The composed frame a replacement replaces, kept until the replacement is known to be
+  // in time; held_queued_: it was not, so this one is shown at the vblank in flight and
+  // the replacement (in_flight_) at the one after.
+  FrameResources held_;
+  bool held_queued_ = false;
+  bool timer_replaces_ = false;  // the repaint timer is armed for replace_composed()
+  int64_t late_replace_vblank_ns_ = 0;  // the vblank a replacement after its deadline was for
+  // FERRY_NO_LATE_REPLACE=1: no replacement after the deadline (comparisons).
+  const bool late_replace_ = std::getenv("FERRY_NO_LATE_REPLACE") == nullptr;
   // A direct frame's: the feedback of its surface's commits, discarded if a replacement
   // shows newer content of it (in_flight_direct_id_: the buffer or texture it shows).
   ResourceList in_flight_top_feedbacks_;
@@ -292,9 +340,7 @@ class Output {
   bool in_flight_carrier_ = false;  // the direct frame in flight is a carrier slot
   wl_event_source* replace_idle_ = nullptr;
   bool in_flight_has_content_ = false;
-  std::vector<BufferRef> in_flight_buffers_;  // client buffers the frame in flight samples
   bool capture_wanted_ = false;     // next frame: compose everything (no planes)
-  bool in_flight_complete_ = false;  // the frame in flight was composed whole
   bool front_complete_ = false;      // the frame on screen was composed whole
   Surface* overlay_surface_ = nullptr;  // on an overlay plane in the last composed frame
   Rect overlay_box_;                    // its framebuffer rectangle
@@ -304,8 +350,8 @@ class Output {
   Insets insets_;
   bool cursor_on_plane_ = false;
   bool capture_cursor_ = false;       // the capture waiting wants the cursor composed
-  bool in_flight_cursor_on_plane_ = false, front_cursor_on_plane_ = false;
-  Rect in_flight_cursor_box_, front_cursor_box_;  // composed into that frame (layout)
+  bool front_cursor_on_plane_ = false;
+  Rect front_cursor_box_;  // composed into that frame (layout)
   GLuint scratch_tex_ = 0;            // read_front(): the frame again without the cursor
   RenderTarget scratch_;
 };

@@ -258,7 +258,10 @@ void Surface::apply_state(SurfaceState& p) {
   frame_callbacks_.append(p.frame_callbacks);
   // Feedback still here belongs to content no frame has taken yet (a frame in flight took
   // its own): a new buffer replaces that content before it was shown.
-  if (buffer_changed) discard_feedbacks(feedbacks_);
+  if (buffer_changed) {
+    discard_feedbacks(feedbacks_);
+    content_serial_++;
+  }
   feedbacks_.append(p.feedbacks);
   p.committed = 0;
   p.buffer.reset();

@@ -92,6 +92,9 @@ class Surface {
   wl_client* client() const { return wl_resource_get_client(resource_); }
   Server& server() const { return server_; }
   uint64_t id() const { return id_; }
+  // Counts the commits that brought a new buffer (or none): a frame that took this
+  // surface's feedback knows from it whether a later commit replaced what it shows.
+  uint64_t content_serial() const { return content_serial_; }
 
   // Pending state, written by protocol requests.
   SurfaceState& pending() { return pending_; }
@@ -181,6 +184,7 @@ class Surface {
   wl_resource* resource_;
   wl_client* client_ = nullptr;  // counted in Server::surface_count while the surface lives
   uint64_t id_;
+  uint64_t content_serial_ = 0;
   SurfaceState pending_;
   SurfaceState current_;
   std::optional<SurfaceState> cached_;

@@ -4,6 +4,7 @@
 #include <wayland-server-core.h>
 
 #include <cstdlib>
+#include <utility>
 
 #include "core/server.hpp"
 #include "core/surface.hpp"
@@ -32,7 +33,7 @@ class HeadlessBackend final : public OutputBackend {
     server_.egl().make_current();
     front_direct_.release();
     pending_direct_.release();
-    server_.renderer().release_offscreen(target_, tex_);
+    for (Slot& slot : slots_) server_.renderer().release_offscreen(slot.target, slot.tex);
   }
 
   // The target's channel order, chosen at each frame (the offload engine is set up after
@@ -40,35 +41,77 @@ class HeadlessBackend final : public OutputBackend {
   // in 8 bits (docs/benchmarks.md, compositor round 8), unless an offload engine may bring
   // full-screen NV12 surfaces for the compute unpack, which needs an RGBA image; RGBA too
   // with FERRY_HEADLESS_RGBA=1 (to measure one against the other).
+  //
+  // Two targets: a frame is composed into the one holding the newest frame (its age is
+  // then 1, so only the damage is drawn), and a replacement of the composed frame in
+  // flight into the other (the frame in flight stays intact, to be shown if the
+  // replacement is not ready by the vblank). Both are made together, so the GL objects a
+  // headless output holds do not depend on whether a replacement ever happened.
   RenderTarget* acquire_target() override {
     const bool bgra = server_.renderer().software() && !server_.transfer_path() && !force_rgba_;
-    if (!tex_ || target_.bgra != bgra || target_.width != output_.fb_width() ||
-        target_.height != output_.fb_height()) {
+    for (Slot& slot : slots_) {
+      if (slot.tex && slot.target.bgra == bgra && slot.target.width == output_.fb_width() &&
+          slot.target.height == output_.fb_height())
+        continue;
       server_.egl().make_current();
-      if (!server_.renderer().ensure_offscreen(target_, tex_, output_.fb_width(),
-                                               output_.fb_height(), bgra))
+      if (!server_.renderer().ensure_offscreen(slot.target, slot.tex, output_.fb_width(),
+                                               output_.fb_height(), bgra)) {
         log_error("headless: cannot make a %dx%d framebuffer", output_.fb_width(),
                   output_.fb_height());
+        return nullptr;
+      }
       // A composed frame's alpha means nothing (reads give 1): the renderer may copy
       // opaque XRGB surfaces into it as they are.
-      target_.opaque = true;
+      slot.target.opaque = true;
+      slot.frame = 0;
     }
-    return &target_;
+    const bool replacing = frame_pending() && pending_ >= 0 && !pending_direct_.hold;
+    if (replacing)
+      acquired_ = 1 - pending_;
+    else
+      acquired_ = slots_[1].frame > slots_[0].frame ? 1 : 0;
+    Slot& slot = slots_[acquired_];
+    slot.target.age = slot.frame ? int(frames_ + 1 - slot.frame) : 0;
+    return &slot.target;
   }
 
   void submit(bool new_content) override {
     pending_content_ = new_content;
     pending_direct_ = {};
+    pending_ = -1;
     if (new_content) {
       // The frame must be complete before we call it presented; llvmpipe renders on flush.
       glFinish();
+      slots_[acquired_].frame = ++frames_;
+      pending_ = acquired_;
     }
     queue_vblank();
   }
 
+  int64_t composed_replace_deadline_ns() const override {
+    return replace_ && frame_pending() && pending_content_ && pending_ >= 0 && queued_ < 0 &&
+                   !pending_direct_.hold
+               ? vblank_ns(next_seq_)
+               : 0;
+  }
+
+  // The replacement is shown at the vblank of the frame it replaces if it is complete
+  // before that vblank's time; else that frame is shown there and the replacement at the
+  // vblank after.
+  bool submit_replacement() override {
+    glFinish();
+    slots_[acquired_].frame = ++frames_;
+    if (now_ns() < vblank_ns(next_seq_)) {
+      pending_ = acquired_;
+      return true;
+    }
+    queued_ = acquired_;
+    return false;
+  }
+
   // The headless equivalent of direct scanout: a surface that fills the output 1:1, opaque,
   // with nothing above it, *is* the frame. Its texture is shown (and read by captures) as
-  // it is, without a draw into target_; the hold keeps those pixels while they are on
+  // it is, without a draw into a composed target; the hold keeps those pixels while they are on
   // screen or in flight (a commit meanwhile uploads into a new texture), and a dmabuf stays
   // locked until a later frame replaces it. While a direct frame waits for its vblank, a
   // newer one replaces it until that vblank's time (the output is shown at the vblank
@@ -91,9 +134,10 @@ class HeadlessBackend final : public OutputBackend {
     pending_direct_.buffer = surface.current_buffer_ref();
     pending_direct_.width = tex->width();
     pending_direct_.height = tex->height();
-    // target_ keeps an older frame, and the Output forgets the damage since: its next
+    // The targets keep older frames, and the Output forgets the damage since: its next
     // composed frame is drawn whole.
-    target_.age = 0;
+    for (Slot& slot : slots_) slot.frame = 0;
+    pending_ = -1;
     if (!replacing) queue_vblank();
     return true;
   }
@@ -105,7 +149,8 @@ class HeadlessBackend final : public OutputBackend {
   bool front_shows_direct_frames() const override { return true; }
 
   RenderTarget* front_target() override {
-    if (!front_direct_.hold) return target_.age > 0 ? &target_ : nullptr;
+    if (!front_direct_.hold)
+      return front_ >= 0 && slots_[front_].frame ? &slots_[front_].target : nullptr;
     if (!front_direct_.target.fbo) {
       // Made when someone reads it (a capture), not for every frame.
       server_.egl().make_current();
@@ -155,7 +200,8 @@ class HeadlessBackend final : public OutputBackend {
   void vblank() {
     int64_t ts = vblank_ns(next_seq_);
     last_seq_ = next_seq_;
-    if (pending_content_) {
+    const bool shown = pending_content_;
+    if (shown) {
       // The frame shown until now lets go of its texture (and buffer).
       if (front_direct_.hold) {
         server_.egl().make_current();
@@ -163,9 +209,15 @@ class HeadlessBackend final : public OutputBackend {
       }
       front_direct_ = std::move(pending_direct_);
       pending_direct_ = {};
-      if (!front_direct_.hold) target_.age = 1;
+      front_ = front_direct_.hold ? -1 : pending_;
     }
-    output_.presented(ts, last_seq_, pending_content_);
+    if (queued_ >= 0) {
+      // A replacement that missed this vblank: the next one shows it.
+      pending_ = std::exchange(queued_, -1);
+      pending_content_ = true;
+      queue_vblank();
+    }
+    output_.presented(ts, last_seq_, shown);
   }
 
   // A surface's texture shown as the frame (empty: none).
@@ -183,10 +235,22 @@ class HeadlessBackend final : public OutputBackend {
     }
   };
 
+  // A composed target and the number of the frame composed into it last (0: none, or
+  // an older one the Output no longer has the damage since).
+  struct Slot {
+    GLuint tex = 0;
+    RenderTarget target;
+    uint64_t frame = 0;
+  };
+
   Server& server_;
   Output& output_;
-  GLuint tex_ = 0;
-  RenderTarget target_;
+  Slot slots_[2];
+  uint64_t frames_ = 0;  // composed frames so far
+  int acquired_ = 0;     // the slot acquire_target() gave last
+  int pending_ = -1;     // the composed frame waiting for vblank next_seq_
+  int front_ = -1;       // the composed frame on screen (-1: none, or a direct one)
+  int queued_ = -1;      // a replacement that missed pending_'s vblank: shown at the next
   const bool force_rgba_ = std::getenv("FERRY_HEADLESS_RGBA") != nullptr;
   UniqueFd timer_;
   wl_event_source* source_ = nullptr;
