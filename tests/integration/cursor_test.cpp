@@ -377,7 +377,7 @@ class DirectFrameTest : public CursorTest {
   }
   uint64_t handed_over() { return output().stats().direct_scanout + output().stats().frames_dropped; }
   uint64_t mark_ = 0;
-  void replacement_trials(bool composed);
+  void replacement_trials(bool composed, bool forced_late = false);
 };
 
 TEST_F(DirectFrameTest, FullScreenOpaqueWindowIsTheFrameAndCapturesReadIt) {
@@ -494,7 +494,7 @@ TEST_F(DirectFrameTest, DirectFramesAreTimedApartFromComposedOnes) {
 // replacement is composed into the other headless target at the first frame's deadline;
 // if it is not ready by the vblank (replacements_queued), the first frame is shown there
 // and the second at the vblank after, both presented.
-void DirectFrameTest::replacement_trials(bool composed) {
+void DirectFrameTest::replacement_trials(bool composed, bool forced_late) {
   Client& c = connect();
   bind_extras(c);
   ASSERT_TRUE(c.global_names.count("wp_presentation"));
@@ -568,6 +568,19 @@ void DirectFrameTest::replacement_trials(bool composed) {
                                reinterpret_cast<uint8_t*>(&px), 4));
     EXPECT_EQ(px & 0xffffff, green) << "trial " << i;
     const uint64_t queued = out.stats().replacements_queued - st.replacements_queued;
+    if (forced_late) {
+      // The first frame was in flight when the second commit came (or the trial proves
+      // nothing): it is shown, and the replacement the vblank after.
+      if (!in_flight) continue;
+      EXPECT_TRUE(first.presented) << "trial " << i;
+      EXPECT_EQ(second.seq, first.seq + 1) << "trial " << i;
+      EXPECT_EQ(queued, 1u) << "trial " << i;
+      EXPECT_EQ(out.stats().frames_dropped, st.frames_dropped) << "trial " << i;
+      EXPECT_EQ(out.stats().frames_presented, st.frames_presented + 2) << "trial " << i;
+      EXPECT_EQ(out.stats().frames_composed, st.frames_composed + 2) << "trial " << i;
+      ++replaced;
+      continue;
+    }
     if (first.discarded) {
       // Replaced: one frame shown, at the vblank the first commit's frame was made for.
       EXPECT_TRUE(in_flight) << "trial " << i << ": discarded after it was shown";
@@ -601,6 +614,15 @@ TEST_F(DirectFrameTest, ALaterCommitReplacesTheDirectFrameWaitingForItsVblank) {
 
 TEST_F(DirectFrameTest, ALaterCommitReplacesTheComposedFrameWaitingForItsVblank) {
   replacement_trials(true);
+}
+
+// A replacement that is not ready by the vblank of the frame it was to replace (forced by
+// FERRY_TEST_REPLACEMENTS_LATE): that frame is shown at its vblank with its own feedback,
+// and the replacement at the next one, nothing discarded or dropped.
+TEST_F(DirectFrameTest, ALateReplacementIsShownAtTheVblankAfterTheFrameItWasToReplace) {
+  setenv("FERRY_TEST_REPLACEMENTS_LATE", "1", 1);
+  replacement_trials(true, true);
+  unsetenv("FERRY_TEST_REPLACEMENTS_LATE");
 }
 
 TEST_F(DirectFrameTest, AWindowOrACursorAboveBringsCompositionBackDrawnWhole) {
