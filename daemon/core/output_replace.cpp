@@ -114,7 +114,8 @@ void Output::arm_replace_composed() {
 }
 
 // A mailbox for composed frames: content committed while a composed frame waits for its
-// vblank, before that frame's deadline, is composed again into another target and shown
+// vblank (before that frame's deadline, or after it when a typical composition still fits;
+// arm_replace_composed) is composed again into another target and shown
 // at that vblank instead; if the replacement is not ready by then, the frame in flight is
 // shown and the replacement at the vblank after (nothing is lost: without it, the content
 // would have waited for that vblank anyway). The replaced frame counts as dropped, the
