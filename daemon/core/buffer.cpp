@@ -6,6 +6,7 @@
 #include <cstdarg>
 #include <cstdio>
 
+#include "core/client_errors.hpp"
 #include "core/shm_pool.hpp"
 #include "sync/syncobj.hpp"
 #include "util/log.hpp"
@@ -115,8 +116,10 @@ void ShmBuffer::post_memory_error(const char* fmt, ...) {
            target ? "disconnecting the client" : "its client has no object left to blame");
   // wl_shm.error.invalid_fd ("mmapping the file descriptor failed") is the closest code the
   // protocol has; it belongs to wl_shm, so it goes on the wl_shm the pool came from.
-  if (target)
-    wl_resource_post_error(target, WL_SHM_ERROR_INVALID_FD, "wl_buffer@%u: %s", id, msg);
+  if (!target) return;
+  wl_resource_post_error(target, WL_SHM_ERROR_INVALID_FD, "wl_buffer@%u: %s", id, msg);
+  // Also when the access was a frame's (a commit's upload waits for it) or a capture's.
+  disconnect_after_error(wl_resource_get_client(target));
 }
 
 uint8_t* ShmBuffer::begin(bool write) {
