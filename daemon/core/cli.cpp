@@ -372,7 +372,7 @@ void print_stats(Server& server, double seconds) {
         "no-op flips %llu, "
         "direct scanout %llu (from carrier %llu), overlay %llu, cursor plane %llu, "
         "cursor drawn %llu, "
-        "damage rects %llu in %llu passes, %llu copied, compose predicted %.2f ms (last %.2f ms), "
+        "damage rects %llu in %llu passes, %llu copied, %llu written, compose predicted %.2f ms (last %.2f ms), "
         "direct predicted %.2f ms, margin %.2f ms, late %llu",
         o->name().c_str(), o->mode().width, o->mode().height, o->mode().refresh_mhz / 1000.0,
         (unsigned long long)s.frames_composed, (unsigned long long)s.frames_presented,
@@ -382,7 +382,7 @@ void print_stats(Server& server, double seconds) {
         (unsigned long long)s.overlay_frames,
         (unsigned long long)s.cursor_plane_frames, (unsigned long long)s.cursor_composed_frames,
         (unsigned long long)s.rects_drawn, (unsigned long long)s.render_passes,
-        (unsigned long long)s.rects_copied,
+        (unsigned long long)s.rects_copied, (unsigned long long)s.rects_written,
         double(s.predicted_compose_ns) / 1e6, double(s.last_compose_ns) / 1e6,
         double(s.predicted_direct_ns) / 1e6, double(s.margin_ns) / 1e6,
         (unsigned long long)s.frames_late);

@@ -320,7 +320,7 @@ Output::DrawTimes Output::compose_into(RenderTarget& target, Surface* overlay,
   frame.damage = draw;
   std::copy(std::begin(server_.options().background), std::end(server_.options().background),
             frame.background);
-  collect_items(frame, overlay, compose_cursor, &in_flight_.buffers);
+  collect_items(frame, overlay, compose_cursor, &in_flight_.buffers, &target);
   DrawTimes times;
   times.draw_ns = now_ns();
   FrameStats fs = server_.renderer().render(target, frame);
@@ -328,6 +328,7 @@ Output::DrawTimes Output::compose_into(RenderTarget& target, Surface* overlay,
   stats_.rects_drawn += fs.rects;
   stats_.render_passes += fs.passes;
   stats_.rects_copied += fs.copies;
+  stats_.rects_written += fs.writes;
   stats_.frames_composed++;
   history_.push_back(damage_);
   last_frame_damage_ = damage_;
@@ -359,18 +360,23 @@ void Output::start_timing(FrameKind kind, int64_t start_ns) {
 }
 
 void Output::collect_items(FrameInput& frame, Surface* overlay, bool cursor,
-                           std::vector<BufferRef>* keep) const {
+                           std::vector<BufferRef>* keep, const RenderTarget* target) const {
   for (const SceneItem& it : server_.scene().collect()) {
     if (it.box.intersect(frame.output_box).empty()) continue;
     if (it.surface == overlay) continue;  // on its own plane, above this frame
     DrawItem di;
-    di.texture = it.surface->texture();
+    di.texture = it.surface->texture_before_upload();
     di.box = it.box;
     it.surface->source_box(&di.src_x, &di.src_y, &di.src_w, &di.src_h);
     di.buffer_transform = it.surface->buffer_transform();
     if (!it.surface->opaque_region().empty()) {
       di.opaque = it.surface->opaque_region();
       di.opaque.translate(it.box.x, it.box.y);
+    }
+    di.unuploaded = it.surface->upload_waiting();
+    if (di.unuploaded && !(target && server_.renderer().can_write_unuploaded(*target, frame, di))) {
+      di.unuploaded = nullptr;
+      di.texture = it.surface->texture();  // uploads it now
     }
     frame.items.push_back(di);
     // Buffers sampled in place (dmabuf) stay locked until this frame is on screen: by
@@ -449,7 +455,7 @@ bool Output::read_front(const Rect& fb_rect, bool with_cursor, uint32_t drm_form
                    .intersect(fb_rect);
   if (patch.empty()) return true;
   if (!r.ensure_offscreen(scratch_, scratch_tex_, front->width, front->height)) return false;
-  collect_items(frame, nullptr, false, nullptr);
+  collect_items(frame, nullptr, false, nullptr, &scratch_);
   r.render(scratch_, frame);
   uint8_t* at = dst + size_t(patch.y - fb_rect.y) * size_t(stride) + size_t(patch.x - fb_rect.x) * 4;
   return r.read_pixels(scratch_, patch, drm_format, at, stride);
@@ -485,6 +491,15 @@ Surface* Output::choose_overlay(bool compose_all) {
   overlay_box_ = box;
   if (chosen) stats_.overlay_frames++;
   return chosen;
+}
+
+bool Output::takes_client_writes() const {
+  // After a direct frame the next one is likely direct too, shown from the texture: its
+  // upload is made at commit, not in a repaint planned with a direct frame's short
+  // prediction.
+  return client_writes_ && scale_ == 1 && transform_ == Transform::normal && backend_ &&
+         backend_->targets_take_client_writes() && server_.renderer().copy_opaque() &&
+         last_kind_ != FrameKind::direct;
 }
 
 bool Output::shows_one_to_one(const Surface& surface, int32_t w, int32_t h) const {
@@ -606,6 +621,18 @@ void Output::presented(int64_t timestamp_ns, uint64_t seq, bool new_content) {
     std::swap(in_flight_, held_);
     held_ = {};
     in_flight_timed_ = false;
+  }
+  // Waiting shm uploads (Surface::upload_waiting) are made now, at the start of a period:
+  // the frame just shown wrote them, or the next one takes them from the texture. The
+  // frame callbacks and feedback above go out first (else each client would learn of
+  // this vblank one upload later, and draw its next frame that much later).
+  // (Flushing may end a client whose socket failed, so the surfaces are walked after it.)
+  const auto& all = server_.surfaces();
+  if (std::any_of(all.begin(), all.end(),
+                  [&](Surface* s) { return owns_callbacks_of(*s) && s->upload_waiting(); })) {
+    wl_display_flush_clients(server_.display());
+    for (Surface* s : server_.surfaces())
+      if (owns_callbacks_of(*s)) s->upload_presented();
   }
   wl_signal_emit_mutable(&on_present, this);
   if (queued_behind) return;

@@ -112,6 +112,9 @@ class OutputBackend {
   // times; 0: not known (then the end of submit() counts, right for a backend that waits
   // for the GPU in submit()). Called from presented().
   virtual int64_t render_done_ns() const { return 0; }
+  // Whether acquire_target() gives targets the renderer may write client pixels into
+  // (RenderTarget::write_texture): the headless BGRA targets.
+  virtual bool targets_take_client_writes() const { return false; }
 };
 
 struct OutputStats {
@@ -125,6 +128,8 @@ struct OutputStats {
   uint64_t rects_drawn = 0;       // damage rectangles drawn
   uint64_t render_passes = 0;     // multipass batches (S4)
   uint64_t rects_copied = 0;      // opaque rectangles copied instead of drawn
+  uint64_t rects_written = 0;     // opaque rectangles written from a client's shm buffer
+                                  // whose upload waited (Surface::upload_waiting)
   uint64_t direct_scanout = 0;    // frames shown from a client buffer without composition
   uint64_t carrier_scanout = 0;   // of those: from an offloaded frame's dmabuf carrier
   uint64_t overlay_frames = 0;    // composed frames with a client buffer on an overlay plane
@@ -179,6 +184,11 @@ class Output {
   // backend's direct path (KMS scanout, nested pass-through, headless direct frames), made
   // after try_direct_scanout() found the surface alone on top and covering the output.
   bool shows_one_to_one(const Surface& surface, int32_t w, int32_t h) const;
+  // Whether a frame of this output can write an shm surface's pixels from the client's
+  // buffer (Surface::upload_waiting): unscaled, untransformed, the backend's targets take
+  // it, and its last frame was not direct. Off with FERRY_NO_SHM_WRITES=1 (comparisons)
+  // and with the renderer's copies.
+  bool takes_client_writes() const;
 
   // Marks a layout-coordinate region as needing a redraw and schedules a repaint.
   void add_damage(const Region& layout_region);
@@ -259,12 +269,13 @@ class Output {
   // Shows the cursor on the backend's plane or marks it for composition (damage where it
   // moved); true when it must be composed into this frame.
   bool place_cursor();
-  // The draw list of the scene for 'frame' (cursor appended when 'cursor'), buffers kept
-  // in 'keep' when given.
   // The frame just submitted is timed, as 'kind', from its repaint's planned start.
   void start_timing(FrameKind kind, int64_t start_ns);
+  // The draw list of the scene for 'frame' (cursor appended when 'cursor'), buffers kept
+  // in 'keep' when given. A surface whose upload waits is written from its buffer when
+  // the renderer can write it into 'target' (null: none can), else uploaded now.
   void collect_items(FrameInput& frame, Surface* overlay, bool cursor,
-                     std::vector<BufferRef>* keep) const;
+                     std::vector<BufferRef>* keep, const RenderTarget* target) const;
   Surface* choose_overlay(bool compose_all);
   // Frame callbacks of surfaces on no output are paced by the first output.
   bool owns_callbacks_of(const Surface& s) const;
@@ -333,6 +344,8 @@ class Output {
   int64_t late_replace_vblank_ns_ = 0;  // the vblank a replacement after its deadline was for
   // FERRY_NO_LATE_REPLACE=1: no replacement after the deadline (comparisons).
   const bool late_replace_ = std::getenv("FERRY_NO_LATE_REPLACE") == nullptr;
+  // FERRY_NO_SHM_WRITES=1: every shm commit is uploaded when committed (comparisons).
+  const bool client_writes_ = std::getenv("FERRY_NO_SHM_WRITES") == nullptr;
   // A direct frame's: the feedback of its surface's commits, discarded if a replacement
   // shows newer content of it (in_flight_direct_id_: the buffer or texture it shows).
   ResourceList in_flight_top_feedbacks_;

@@ -208,7 +208,17 @@ void Surface::apply_state(SurfaceState& p) {
   }
   damage_.intersect(Rect{0, 0, width_, height_});
 
-  // Upload shm contents now so the client gets its buffer back at once.
+  // An older upload still waiting brings over what this commit does not bring again.
+  if (waiting_buffer_ && buffer_changed) {
+    const bool same_size = buffer_ && buffer_->kind() == BufferKind::shm &&
+                           buffer_->width() == waiting_buffer_->width() &&
+                           buffer_->height() == waiting_buffer_->height();
+    finish_upload(same_size ? new_buffer_damage(p, *buffer_.get())
+                            : Region(Rect{0, 0, waiting_buffer_->width(),
+                                          waiting_buffer_->height()}));
+  }
+  // Upload shm contents now so the client gets its buffer back at once, or in the frame
+  // that shows them (upload_waiting).
   if (buffer_ && buffer_->kind() == BufferKind::shm && buffer_changed) {
     auto* shm = static_cast<ShmBuffer*>(buffer_.get());
     Region upload = new_buffer_damage(p, *shm);
@@ -223,8 +233,12 @@ void Surface::apply_state(SurfaceState& p) {
         texture_.reset();  // the engine's texture: never upload into it
         upload = Region(Rect{0, 0, shm->width(), shm->height()});
       }
-      if (!server_.renderer().upload(texture_, *shm, upload, &error))
+      if (upload_may_wait(*shm, upload, was_visible)) {
+        waiting_buffer_ = std::move(buffer_);
+        waiting_region_ = std::move(upload);
+      } else if (!server_.renderer().upload(texture_, *shm, upload, &error)) {
         log_warn("wl_surface@%u: upload failed: %s", wl_resource_get_id(resource_), error.c_str());
+      }
     }
     buffer_.reset();  // sends wl_buffer.release; the texture holds the contents
     buffer_ = BufferRef();
@@ -283,6 +297,44 @@ void Surface::apply_state(SurfaceState& p) {
     if (o) o->schedule_frame();
   }
 }
+
+bool Surface::upload_may_wait(const ShmBuffer& buffer, const Region& upload,
+                              bool was_visible) const {
+  // Without damage no frame would come to make it.
+  Output* o = primary_output_;
+  if (upload.empty() || !was_visible || !o || !o->takes_client_writes() ||
+      !Renderer::upload_can_wait(texture_.get(), buffer))
+    return false;
+  if (current_.scale != 1 || current_.transform != Transform::normal ||
+      current_.viewport.has_src || current_.viewport.has_dst)
+    return false;
+  Region translucent(Rect{0, 0, width_, height_});
+  translucent.subtract(current_.opaque);
+  return texture_->opaque() || translucent.empty();
+}
+
+ShmBuffer* Surface::upload_waiting() const {
+  return waiting_buffer_ ? static_cast<ShmBuffer*>(waiting_buffer_.get()) : nullptr;
+}
+
+void Surface::finish_upload(const Region& skip) {
+  if (!waiting_buffer_) return;
+  Region region = std::move(waiting_region_);
+  region.subtract(skip);
+  std::string error;
+  if (!region.empty() &&
+      !server_.renderer().upload(texture_, *upload_waiting(), region, &error))
+    log_warn("wl_surface@%u: upload failed: %s", wl_resource_get_id(resource_), error.c_str());
+  waiting_buffer_.reset();  // sends wl_buffer.release
+  waiting_region_.clear();
+}
+
+SurfaceTexture* Surface::texture() {
+  finish_upload();
+  return texture_.get();
+}
+
+void Surface::upload_presented() { finish_upload(); }
 
 Region Surface::new_buffer_damage(const SurfaceState& p, const Buffer& buffer) const {
   // Surface damage maps back to buffer space; move everything in that case (cheap

@@ -118,7 +118,26 @@ class Surface {
   // samples or scans it out holds it until presented). Empty for shm: its contents were
   // copied at commit and the buffer released.
   BufferRef current_buffer_ref() const { return buffer_; }
-  SurfaceTexture* texture() const { return texture_.get(); }
+  // The surface's pixels on the GPU; a waiting shm upload (upload_waiting) is made first,
+  // so every reader gets what was committed.
+  SurfaceTexture* texture();
+  // The texture as it is, without the waiting upload: for a frame that writes the waiting
+  // buffer's pixels itself (Output::collect_items, Renderer::can_write_unuploaded).
+  SurfaceTexture* texture_before_upload() const { return texture_.get(); }
+  bool has_texture() const { return texture_ != nullptr; }
+  // An shm commit's upload may wait for the frame that shows it, which then writes the
+  // client's pixels straight into the frame: the copy into the texture and the copy from
+  // it into the frame become one copy, off the path from commit to frame. It waits when
+  // the surface was visible, is opaque and unscaled with a texture of the buffer's size
+  // and format, and its output's frames can take such writes (Output::takes_client_writes).
+  // Until it is made, the buffer stays with ferryd (no wl_buffer.release): the next commit
+  // (which uploads what it does not bring again), any reader of texture(), or the next
+  // vblank of its output (upload_presented) makes it and releases it. Null: none waits.
+  ShmBuffer* upload_waiting() const;
+  // Called by the output that paces this surface at each vblank, after the frame that
+  // showed a commit made before it: makes a waiting upload (at the start of a refresh
+  // period, away from the frame deadlines the write was for).
+  void upload_presented();
   int32_t scale() const { return current_.scale; }
   Transform buffer_transform() const { return current_.transform; }
   const ViewportState& viewport() const { return current_.viewport; }
@@ -179,6 +198,9 @@ class Surface {
  private:
   static void handle_resource_destroy(wl_resource* resource);
   void update_size();
+  // Uploads the waiting buffer's pixels outside 'skip' (buffer pixels) and releases it.
+  void finish_upload(const Region& skip = Region());
+  bool upload_may_wait(const ShmBuffer& buffer, const Region& upload, bool was_visible) const;
 
   Server& server_;
   wl_resource* resource_;
@@ -193,6 +215,9 @@ class Surface {
   // An output showing it as its frame holds it; the renderer then uploads into the spare
   // it keeps (Renderer::upload).
   std::unique_ptr<SurfaceTexture> texture_;
+  // An shm commit whose upload waits (upload_waiting), and the part of it texture_ lacks.
+  BufferRef waiting_buffer_;
+  Region waiting_region_;
   Region damage_;
   bool has_texture_content_ = false;
   int32_t width_ = 0, height_ = 0;

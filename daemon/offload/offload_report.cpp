@@ -108,7 +108,7 @@ std::optional<SurfaceTransferInfo> OffloadEngine::info(const Surface& surface) c
     case TransferMode::nv12:
     case TransferMode::p010:
     case TransferMode::yuv444:
-      if (const SurfaceTexture* t = surface.texture(); t && t->yuv())
+      if (const SurfaceTexture* t = surface.texture_before_upload(); t && t->yuv())
         i.unpack = t->unpacked_by() == YuvUnpack::compute ? "compute"
                    : t->unpacked_by() == YuvUnpack::fused ? "fused"
                                                             : "";

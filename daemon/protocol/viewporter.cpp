@@ -143,7 +143,7 @@ bool viewport_validate_commit(Surface& s) {
     bw = b->width();
     bh = b->height();
   } else {
-    if (!s.texture()) return true;
+    if (!s.has_texture()) return true;
     s.buffer_size(&bw, &bh);
   }
   Transform t = (p.committed & SurfaceState::kTransform) ? p.transform : s.buffer_transform();

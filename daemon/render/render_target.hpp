@@ -28,6 +28,10 @@ struct RenderTarget {
   // headless target where it is made so. On llvmpipe such a target takes the linear
   // rasteriser (8-bit fills, copies and premultiplied blends); an RGBA-ordered one does not.
   bool bgra = false;
+  // The BGRA texture behind fbo when the renderer may write client pixels into it with
+  // glTexSubImage2D (Renderer::write_unuploaded_parts); 0: not (a renderbuffer, an
+  // EGLImage, an RGBA texture). Set by Renderer::ensure_offscreen.
+  GLuint write_texture = 0;
 };
 
 }  // namespace ferry

@@ -46,7 +46,10 @@ const GlFormat* find_format(uint32_t drm) {
   return nullptr;
 }
 
-// Layout -> framebuffer pixels for an output.
+}  // namespace
+
+namespace render_internal {
+
 Mat3 layout_to_fb(const Rect& box, int32_t scale, Transform t) {
   float w = float(box.width * scale), h = float(box.height * scale);
   // wl_output.transform T turns the logical picture by T (counter-clockwise) into the
@@ -55,9 +58,6 @@ Mat3 layout_to_fb(const Rect& box, int32_t scale, Transform t) {
          Mat3::translate(float(-box.x), float(-box.y));
 }
 
-}  // namespace
-
-namespace render_internal {
 
 Mat3 item_fb_to_tex(const DrawItem& it, const Mat3& l2f) {
   // unit quad -> layout, and unit quad -> texture coordinates.
@@ -81,25 +81,6 @@ bool drawable(const DrawItem& it) { return it.texture && it.src_w > 0 && it.src_
 
 }  // namespace render_internal
 
-namespace {
-
-// Framebuffer pixel (x, y) of the item shows texel (x + *dx, y + *dy): no scale, rotation,
-// flip or y-inversion, and an integral offset.
-bool maps_by_offset(const DrawItem& it, const Mat3& l2f, int32_t* dx, int32_t* dy) {
-  Mat3 texels = Mat3::scale(float(it.texture->width()), float(it.texture->height())) *
-                item_fb_to_tex(it, l2f);
-  static const float kLinear[4] = {1, 0, 0, 1};
-  static const size_t kAt[4] = {0, 1, 3, 4};
-  for (size_t k = 0; k < 4; ++k)
-    if (std::fabs(texels.m[kAt[k]] - kLinear[k]) > 1e-4f) return false;
-  const float ox = std::round(texels.m[2]), oy = std::round(texels.m[5]);
-  if (std::fabs(texels.m[2] - ox) > 1e-3f || std::fabs(texels.m[5] - oy) > 1e-3f) return false;
-  *dx = int32_t(ox);
-  *dy = int32_t(oy);
-  return true;
-}
-
-}  // namespace
 
 SurfaceTexture::~SurfaceTexture() = default;  // storage_ deletes an owned texture
 
@@ -461,6 +442,7 @@ FrameStats Renderer::render(const RenderTarget& target, const FrameInput& frame)
     drawn_below.add(opaque_clips[i]);
   }
 
+  write_unuploaded_parts(target, frame, l2f, opaque_clips, stats);
   copy_opaque_parts(target, frame, l2f, opaque_clips, stats);
 
   // Background colour fill (S4 colour fill) over the rest of the damage nothing opaque covers.
@@ -578,51 +560,6 @@ FrameStats Renderer::render(const RenderTarget& target, const FrameInput& frame)
   return stats;
 }
 
-// The opaque parts of 8-bit BGRA surfaces drawn 1:1 are copied, not drawn: a
-// glBlitFramebuffer per rectangle, which llvmpipe (same format, no scaling) does as a
-// row-by-row memcpy on this thread, a GPU with its copy path, where the draw ran the
-// fragment shader over every pixel (on llvmpipe about 20 times the CPU; docs/benchmarks.md,
-// compositor round 9). The copy takes the buffer's alpha bytes as they are (an XRGB
-// buffer's X is anything), so only into targets whose alpha means nothing (opaque: read
-// back as 1, scanned out as XRGB). It runs before every draw of the frame: nothing beneath
-// an opaque part is drawn there (the occlusion above), and what lies above it is drawn
-// after. What it copied leaves opaque_clips.
-void Renderer::copy_opaque_parts(const RenderTarget& target, const FrameInput& frame,
-                                 const Mat3& l2f, std::vector<Region>& opaque_clips,
-                                 FrameStats& stats) {
-  if (!copy_opaque_ || !target.bgra || !target.opaque) return;
-  bool bound = false;
-  for (size_t i = 0; i < frame.items.size(); ++i) {
-    const DrawItem& it = frame.items[i];
-    if (!drawable(it) || opaque_clips[i].empty()) continue;
-    const SurfaceTexture& tex = *it.texture;
-    if (tex.yuv() || tex.imported() || tex.borrowed() || tex.y_inverted() ||
-        (tex.drm_format_ != DRM_FORMAT_ARGB8888 && tex.drm_format_ != DRM_FORMAT_XRGB8888))
-      continue;
-    int32_t dx = 0, dy = 0;
-    if (!maps_by_offset(it, l2f, &dx, &dy)) continue;
-    std::vector<Rect> rects = opaque_clips[i].rects();
-    const Rect texels{0, 0, tex.width(), tex.height()};
-    bool inside = true;
-    for (const Rect& r : rects)
-      inside = inside && Rect{r.x + dx, r.y + dy, r.width, r.height}.intersect(texels) ==
-                             Rect{r.x + dx, r.y + dy, r.width, r.height};
-    if (!inside) continue;  // sampling would clamp at the edge: the draw does that
-    glBindFramebuffer(GL_READ_FRAMEBUFFER, copy_fbo_);
-    glFramebufferTexture2D(GL_READ_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, tex.id(), 0);
-    bound = true;
-    if (glCheckFramebufferStatus(GL_READ_FRAMEBUFFER) != GL_FRAMEBUFFER_COMPLETE) continue;
-    for (const Rect& r : rects)
-      glBlitFramebuffer(r.x + dx, r.y + dy, r.right() + dx, r.bottom() + dy, r.x, r.y, r.right(),
-                        r.bottom(), GL_COLOR_BUFFER_BIT, GL_NEAREST);
-    stats.copies += uint32_t(rects.size());
-    opaque_clips[i].clear();
-  }
-  if (!bound) return;
-  glFramebufferTexture2D(GL_READ_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, 0, 0);
-  glBindFramebuffer(GL_FRAMEBUFFER, target.fbo);
-}
-
 bool Renderer::read_pixels(const RenderTarget& target, const Rect& r, uint32_t drm_format,
                            uint8_t* dst, int32_t stride) {
   bool bgra = drm_format == DRM_FORMAT_XRGB8888 || drm_format == DRM_FORMAT_ARGB8888;
@@ -666,6 +603,7 @@ bool Renderer::ensure_offscreen(RenderTarget& target, GLuint& tex, int32_t w, in
   target.age = 0;
   target.image = bgra ? 0 : tex;
   target.bgra = bgra;
+  target.write_texture = bgra ? tex : 0;
   if (!ok) release_offscreen(target, tex);
   return ok;
 }

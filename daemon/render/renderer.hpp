@@ -24,6 +24,7 @@ namespace ferry {
 class DmabufBuffer;
 struct DmabufAttributes;
 class EglContext;
+class Buffer;
 class ShmBuffer;
 
 // Planes of a YUV frame that composition samples directly (the transfer engine's fused
@@ -74,6 +75,7 @@ class SurfaceTexture {
   int32_t width() const { return width_; }
   int32_t height() const { return height_; }
   bool opaque() const { return opaque_; }
+  uint32_t drm_format() const { return drm_format_; }  // of its pixels; 0 for YUV planes
   // Bound to a client dmabuf (EGLImage): sampling reads the client's memory, so never
   // upload into it. y_inverted: row 0 is the bottom of the picture (linux-dmabuf flag).
   bool imported() const { return import_id_ != 0; }
@@ -127,6 +129,11 @@ struct DrawItem {
   // what an opaque format already guarantees: drawn without blending, and nothing beneath
   // it (items lower down, the background) is drawn there.
   Region opaque;
+  // The shm buffer whose pixels 'texture' does not have yet (its upload waits:
+  // Surface::upload_waiting): its opaque parts are written from the client's memory straight
+  // into the target, before any draw of the frame. Set only where
+  // Renderer::can_write_unuploaded says every visible pixel of it can be written so.
+  ShmBuffer* unuploaded = nullptr;
 };
 
 struct FrameInput {
@@ -147,6 +154,9 @@ struct FrameStats {
   // Opaque rectangles copied from their surface's texture instead of drawn
   // (Renderer::copy_opaque_parts).
   uint32_t copies = 0;
+  // Opaque rectangles written from a client's shm buffer whose upload waits
+  // (DrawItem::unuploaded, Renderer::write_unuploaded_parts).
+  uint32_t writes = 0;
 };
 
 // Splits 'count' rectangles into batches of at most 'capacity': returns the offset where
@@ -186,6 +196,16 @@ class Renderer {
   // between its own frame and the held one.
   bool upload(std::unique_ptr<SurfaceTexture>& tex, ShmBuffer& buffer, const Region& buffer_damage,
               std::string* error);
+  // Whether the upload of 'buffer' into 'tex' may wait for the frame that shows it
+  // (Surface::upload_waiting): 'tex' is an owned 8-bit BGRA texture of the buffer's size and
+  // format, which that frame can write straight from the buffer (can_write_unuploaded).
+  static bool upload_can_wait(const SurfaceTexture* tex, const Buffer& buffer);
+  // Whether 'item' (with 'unuploaded' set) can be written into 'target' from the client's
+  // memory: every pixel it shows is opaque and maps 1:1 onto the framebuffer with an
+  // integral offset, and the target is a BGRA texture whose alpha means nothing
+  // (RenderTarget::write_texture). Off with the copies (set_copy_opaque).
+  bool can_write_unuploaded(const RenderTarget& target, const FrameInput& frame,
+                            const DrawItem& item) const;
   // Wraps a texture of the renderer's context that someone else owns (RGBA8, rows top to
   // bottom, or bottom to top when 'y_inverted'), so the scene can draw it like a client
   // buffer.
@@ -230,6 +250,7 @@ class Renderer {
   // Opaque 1:1 parts of BGRA surfaces copied instead of drawn (copy_opaque_parts); off
   // with FERRY_RENDER_NO_COPY=1 (for comparisons) or here (tests).
   void set_copy_opaque(bool on) { copy_opaque_ = on; }
+  bool copy_opaque() const { return copy_opaque_; }
   // YUV surfaces composed so far per path (a surface drawn in a frame counts once).
   struct YuvCounts {
     uint64_t fused = 0, compute = 0;
@@ -264,6 +285,9 @@ class Renderer {
   void draw_rects(const std::vector<Rect>& fb_rects, FrameStats& stats);
   void copy_opaque_parts(const RenderTarget& target, const FrameInput& frame, const Mat3& l2f,
                          std::vector<Region>& opaque_clips, FrameStats& stats);
+  void write_unuploaded_parts(const RenderTarget& target, const FrameInput& frame,
+                              const Mat3& l2f, std::vector<Region>& opaque_clips,
+                              FrameStats& stats);
   // Uniform locations of a linked program, looked up once (not per draw).
   struct Uniforms {
     GLint proj = -1, tex = -1, alpha = -1, sampler = -1, color = -1;

@@ -1,13 +1,17 @@
 #pragma once
-// Inside the renderer (renderer.cpp, renderer_compute.cpp): item geometry and the compute
-// unpack's shape. Not for use outside daemon/render/.
+// Inside the renderer (renderer.cpp, renderer_compute.cpp, renderer_copy.cpp): item
+// geometry and the compute unpack's shape. Not for use outside daemon/render/.
 
 #include <cstddef>
+#include <cstdint>
 
 #include "render/matrix.hpp"
 #include "render/renderer.hpp"
 
 namespace ferry::render_internal {
+
+// Layout -> framebuffer pixels for an output.
+Mat3 layout_to_fb(const Rect& box, int32_t scale, Transform t);
 
 // Framebuffer pixels -> normalized texture coordinates of an item (l2f: layout ->
 // framebuffer of the frame's output).

@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "harness.hpp"
+#include "util/region.hpp"
 #include "wl_client.hpp"
 
 namespace ferry::itest {
@@ -204,8 +205,22 @@ TEST_F(ShmTest, ResizeSmallerIsInvalidStride) {
   expect_protocol_error(*c, "wl_shm", WL_SHM_ERROR_INVALID_STRIDE);
 }
 
-TEST_F(ShmTest, TruncatedFileDisconnectsOnlyItsClient) {
-  auto bad = connect();
+// A client truncates its pool's file under a buffer ferryd shows, and commits it again. Its
+// pixels are read either when it commits (FERRY_NO_SHM_WRITES=1: uploaded at once) or in the
+// frame that shows it (the upload waits, and the frame writes from the client's memory):
+// either way the client gets wl_shm.error.invalid_fd and is disconnected at once (also when
+// the error is posted in a frame, outside its own requests), and another client goes on.
+class ShmTruncateTest : public ::testing::TestWithParam<bool> {};
+
+TEST_P(ShmTruncateTest, TruncatedFileDisconnectsOnlyItsClient) {
+  const bool at_commit = GetParam();
+  Ferryd f;
+  ASSERT_TRUE(f.start({"--output", "320x240@60"},
+                      at_commit ? std::vector<std::string>{"FERRY_NO_SHM_WRITES=1"}
+                                : std::vector<std::string>{}));
+  std::string err;
+  auto bad = WlClient::connect(f.socket_path(), &err);
+  ASSERT_TRUE(bad) << err;
   Toplevel t = bad->create_toplevel();
   auto p = make_pool(*bad, 64 * 64 * 4, 64 * 64 * 4);
   p->fill(0, p->size, kRed);
@@ -218,11 +233,13 @@ TEST_F(ShmTest, TruncatedFileDisconnectsOnlyItsClient) {
   wl_surface_damage_buffer(t.surface, 0, 0, 64, 64);
   wl_surface_commit(t.surface);
   expect_protocol_error(*bad, "wl_shm", WL_SHM_ERROR_INVALID_FD);
-  EXPECT_NE(f_.log().find("needs 16384"), std::string::npos) << f_.log();
+  EXPECT_NE(f.log().find("needs 16384"), std::string::npos) << f.log();
 
-  ASSERT_TRUE(f_.running());
-  auto good = connect();
-  ASSERT_TRUE(good);
+  // The bad client stays connected on its side (it sends nothing more): ferryd must have
+  // ended it by itself for its window to go.
+  ASSERT_TRUE(f.running());
+  auto good = WlClient::connect(f.socket_path(), &err);
+  ASSERT_TRUE(good) << err;
   Toplevel g = good->create_toplevel();
   auto q = make_pool(*good, 32 * 32 * 4, 32 * 32 * 4);
   q->fill(0, q->size, kBlue);
@@ -230,7 +247,14 @@ TEST_F(ShmTest, TruncatedFileDisconnectsOnlyItsClient) {
   ASSERT_TRUE(show(*good, g.surface, gb, 32, 32)) << "no frame for a new client";
   EXPECT_EQ(shown_pixels(*good, kBlueRgb), 32 * 32);
   EXPECT_EQ(shown_pixels(*good, kRedRgb), 0) << "the disconnected client's window stayed";
+  good.reset();
+  EXPECT_EQ(f.stop(), 0) << f.log();
 }
+
+INSTANTIATE_TEST_SUITE_P(ReadAt, ShmTruncateTest, ::testing::Values(true, false),
+                         [](const ::testing::TestParamInfo<bool>& i) {
+                           return i.param ? std::string("Commit") : std::string("Frame");
+                         });
 
 TEST_F(ShmTest, ResizedPoolServesOldAndNewBuffers) {
   constexpr size_t kHalf = 64 * 64 * 4;
@@ -327,6 +351,78 @@ TEST_F(ShmTest, WriteSealedMemfdIsShownButNotCapturedInto) {
   EXPECT_GE(c->roundtrip(), 0);
   EXPECT_TRUE(f_.running());
 }
+
+// An shm commit to a visible, opaque, unscaled surface is not uploaded when committed: the
+// frame that shows it writes the client's pixels straight into the output's framebuffer
+// (--stats "written"), and the buffer goes back to its client when the next commit comes
+// or, without one, at the next vblank. FERRY_NO_SHM_WRITES=1 uploads every commit at once
+// (nothing written). The pixels on screen are the same either way, damage included.
+class ShmWriteTest : public ::testing::TestWithParam<bool> {};
+
+TEST_P(ShmWriteTest, WaitingUploadsShowWhatWasCommittedAndComeBack) {
+  const bool writes = GetParam();
+  Ferryd f;
+  ASSERT_TRUE(f.start({"--output", "320x240@60", "--stats"},
+                      writes ? std::vector<std::string>{}
+                             : std::vector<std::string>{"FERRY_NO_SHM_WRITES=1"}));
+  std::string err;
+  auto c = WlClient::connect(f.socket_path(), &err);
+  ASSERT_TRUE(c) << err;
+  Toplevel t = c->create_toplevel();
+  const uint32_t kYellow = 0xffe0d020u;
+  const Rgb kYellowRgb{0xe0, 0xd0, 0x20};
+  ShmBuffer* bufs[4] = {c->create_buffer(64, 64, WL_SHM_FORMAT_XRGB8888, kRed),
+                        c->create_buffer(64, 64, WL_SHM_FORMAT_XRGB8888, kGreen),
+                        c->create_buffer(64, 64, WL_SHM_FORMAT_XRGB8888, kBlue),
+                        c->create_buffer(64, 64, WL_SHM_FORMAT_XRGB8888, kYellow)};
+  for (ShmBuffer* b : bufs) ASSERT_TRUE(b);
+  auto commit = [&](int i, Rect damage) {
+    bufs[i]->busy = true;
+    wl_surface_attach(t.surface, bufs[i]->buffer, 0, 0);
+    wl_surface_damage_buffer(t.surface, damage.x, damage.y, damage.width, damage.height);
+    bool done = false;
+    static const wl_callback_listener kDone = {
+        [](void* d, wl_callback*, uint32_t) { *static_cast<bool*>(d) = true; }};
+    wl_callback* cb = wl_surface_frame(t.surface);
+    wl_callback_add_listener(cb, &kDone, &done);
+    wl_surface_commit(t.surface);
+    for (int k = 0; k < 300 && !done; ++k)
+      if (!c->dispatch_for(10)) break;
+    wl_callback_destroy(cb);
+    return done;
+  };
+  const Rect whole{0, 0, 64, 64};
+  ASSERT_TRUE(commit(0, whole));  // the first commit makes the texture
+  ASSERT_TRUE(commit(1, whole));
+  EXPECT_EQ(shown_pixels(*c, kGreenRgb), 64 * 64);
+  ASSERT_TRUE(commit(2, whole));
+  EXPECT_EQ(shown_pixels(*c, kBlueRgb), 64 * 64);
+  // With no commit after it, the last buffer comes back too (at the vblank of its frame),
+  // also when nothing reads the surface (a capture may upload it to compose the frame
+  // without the cursor).
+  ASSERT_TRUE(commit(3, Rect{8, 8, 16, 16}));
+  for (int k = 0; k < 100 && bufs[3]->busy; ++k) c->dispatch_for(10);
+  for (int i = 0; i < 4; ++i) EXPECT_FALSE(bufs[i]->busy) << "buffer " << i << " not released";
+  // Damage is what changes on screen: the yellow buffer shows only its damaged square.
+  EXPECT_EQ(shown_pixels(*c, kYellowRgb), 16 * 16);
+  EXPECT_EQ(shown_pixels(*c, kBlueRgb), 64 * 64 - 16 * 16);
+  c.reset();
+  ASSERT_EQ(f.stop(), 0) << f.log();
+  const std::string log = f.log();
+  const size_t at = log.find(" copied, ");
+  ASSERT_NE(at, std::string::npos) << log;
+  unsigned long long written = 0;
+  ASSERT_EQ(std::sscanf(log.c_str() + at, " copied, %llu written", &written), 1) << log;
+  if (writes)
+    EXPECT_GE(written, 3u) << "the green, blue and yellow frames were not written " << log;
+  else
+    EXPECT_EQ(written, 0u) << log;
+}
+
+INSTANTIATE_TEST_SUITE_P(Shm, ShmWriteTest, ::testing::Values(true, false),
+                         [](const ::testing::TestParamInfo<bool>& i) {
+                           return i.param ? std::string("Written") : std::string("Uploaded");
+                         });
 
 }  // namespace
 }  // namespace ferry::itest

@@ -47,8 +47,12 @@ class HeadlessBackend final : public OutputBackend {
   // flight into the other (the frame in flight stays intact, to be shown if the
   // replacement is not ready by the vblank). Both are made together, so the GL objects a
   // headless output holds do not depend on whether a replacement ever happened.
+  bool targets_take_client_writes() const override { return bgra_targets(); }
+  bool bgra_targets() const {
+    return server_.renderer().software() && !server_.transfer_path() && !force_rgba_;
+  }
   RenderTarget* acquire_target() override {
-    const bool bgra = server_.renderer().software() && !server_.transfer_path() && !force_rgba_;
+    const bool bgra = bgra_targets();
     for (Slot& slot : slots_) {
       if (slot.tex && slot.target.bgra == bgra && slot.target.width == output_.fb_width() &&
           slot.target.height == output_.fb_height())
