@@ -341,7 +341,6 @@ class Output {
   FrameResources held_;
   bool held_queued_ = false;
   bool timer_replaces_ = false;  // the repaint timer is armed for replace_composed()
-  int64_t late_replace_vblank_ns_ = 0;  // the vblank a replacement after its deadline was for
   // FERRY_NO_LATE_REPLACE=1: no replacement after the deadline (comparisons).
   const bool late_replace_ = std::getenv("FERRY_NO_LATE_REPLACE") == nullptr;
   // FERRY_NO_SHM_WRITES=1: every shm commit is uploaded when committed (comparisons).

@@ -84,17 +84,18 @@ void Output::arm_replace_composed() {
   const int64_t vblank = backend_->composed_replace_deadline_ns();
   if (vblank == 0) return;
   // Composed at that frame's own deadline, as late as the prediction allows, so every
-  // commit before it is in. After the deadline, at once, once per vblank, if a typical
-  // frame (the median) still makes it: the frame in flight stays if it does not, and
-  // without the try the commit would wait for the vblank after anyway.
+  // commit before it is in. After the deadline, at once, if a typical frame (the median)
+  // still makes it: the frame in flight stays if it does not, and without the try the
+  // commit would wait for the vblank after anyway. That may happen more than once before
+  // a vblank (two commits after the deadline), but each try needs new damage and a median
+  // composition's time before the vblank, so at most (prediction + margin) / median of
+  // them follow the one at the deadline.
   const int64_t start = vblank - scheduler_.predicted_ns(FrameKind::composed) -
                         scheduler_.margin_ns(mode_.period_ns());
   const int64_t now = now_ns();
   if (start <= now) {
-    if (replace_idle_ || late_replace_vblank_ns_ == vblank || !late_replace_ ||
-        now + scheduler_.median_ns(FrameKind::composed) >= vblank)
+    if (replace_idle_ || !late_replace_ || now + scheduler_.median_ns(FrameKind::composed) >= vblank)
       return;
-    late_replace_vblank_ns_ = vblank;
     replace_idle_ = wl_event_loop_add_idle(
         server_.loop(),
         [](void* data) {
