@@ -390,8 +390,9 @@ void print_stats(Server& server, double seconds) {
       std::printf(", %.1f presented/s", double(s.frames_presented) / seconds);
     std::printf("\n");
   }
-  // The wl_shm uploads at commit: the copy each shm frame costs before an output can show it
-  // (for a headless direct frame, all of its work but the hand-over).
+  // The wl_shm copies (at commit, or written by the frame): the copy each shm frame costs
+  // before an output can show it (for a headless direct frame, all of its work but the
+  // hand-over).
   const UploadStats& up = server.renderer().upload_stats();
   std::printf("shm uploads %llu, %llu bytes, p50 %.3f ms, p99 %.3f ms (of the last %zu)\n",
               (unsigned long long)up.count, (unsigned long long)up.bytes,

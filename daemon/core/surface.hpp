@@ -115,8 +115,8 @@ class Surface {
   // Current state.
   Buffer* buffer() const { return buffer_.get(); }
   // A reference to the current buffer for users that outlive this commit (a frame that
-  // samples or scans it out holds it until presented). Empty for shm: its contents were
-  // copied at commit and the buffer released.
+  // samples or scans it out holds it until presented). Empty for shm: its contents are
+  // copied into the texture, at commit or after the frame that wrote them (upload_waiting).
   BufferRef current_buffer_ref() const { return buffer_; }
   // The surface's pixels on the GPU; a waiting shm upload (upload_waiting) is made first,
   // so every reader gets what was committed.

@@ -165,8 +165,9 @@ inline size_t next_batch_end(size_t offset, size_t count, size_t capacity) {
   return offset + capacity < count ? offset + capacity : count;
 }
 
-// The display device's wl_shm uploads (Renderer::upload): the copy an shm frame needs before
-// any output can show it, made when the buffer is committed. --stats prints them.
+// The display device's wl_shm copies: the copy an shm frame needs before any output can
+// show it, made when the buffer is committed (Renderer::upload) or by the frame that shows
+// it (Renderer::write_unuploaded_parts). --stats prints them.
 struct UploadStats {
   static constexpr size_t kWindow = 1024;  // percentiles over the last kWindow uploads
   uint64_t count = 0;
