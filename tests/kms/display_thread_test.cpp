@@ -1,5 +1,5 @@
 // Host tests of the display thread against FakeKms: ordering, the in-flight limit and
-// drop-oldest, fences (IN_FENCE_FD and the CPU-wait fallback), cpu_wait, stop/destructor,
+// drop-oldest, held frames (not_before_ns, FrameHold), fences (IN_FENCE_FD and the CPU-wait fallback), cpu_wait, stop/destructor,
 // test() passthrough, OUT_FENCE_PTR, and priority.
 
 #include <gtest/gtest.h>
@@ -191,6 +191,71 @@ TEST(DisplayThread, QueuesAreIndependentPerCrtc) {
   h.kms->tick();
   ASSERT_TRUE(h.wait_count(2));
   EXPECT_EQ(cookies(h.completions, Completion::Kind::presented), (std::vector<uint64_t>{1, 2}));
+}
+
+// A held frame (the KMS mailbox): committed no earlier than its not_before_ns; taken back
+// before that, it is dropped without a commit and the replacement submitted after it takes
+// its place; taken back too late (already committed), it is shown and take_back() says so.
+TEST(DisplayThread, HeldFrameIsCommittedAtItsTime) {
+  Harness h(config(0));
+  FrameRequest f = frame(1);
+  f.not_before_ns = now_ns() + 60 * kMs;
+  f.hold = std::make_shared<FrameHold>();
+  const int64_t not_before = f.not_before_ns;
+  h.thread->submit(std::move(f));
+  ASSERT_TRUE(h.wait_real_commits(1));
+  const auto real = h.real_commits();
+  EXPECT_GE(real[0].time_ns, not_before);
+  h.kms->tick();
+  ASSERT_TRUE(h.wait_count(1));
+  EXPECT_EQ(h.completions[0].kind, Completion::Kind::presented);
+  // Ready at once (no fences), committed at its time.
+  EXPECT_LT(h.completions[0].ready_ns, not_before);
+  EXPECT_GE(h.completions[0].committed_ns, not_before);
+}
+
+TEST(DisplayThread, HeldFrameTakenBackIsReplacedWithoutACommit) {
+  Harness h(config(0));
+  FrameRequest first = frame(1);
+  first.not_before_ns = now_ns() + 200 * kMs;
+  first.hold = std::make_shared<FrameHold>();
+  std::shared_ptr<FrameHold> hold = first.hold;
+  const int64_t not_before = first.not_before_ns;
+  h.thread->submit(std::move(first));
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // the thread holds it
+  ASSERT_TRUE(hold->take_back());
+  FrameRequest second = frame(2);
+  second.not_before_ns = not_before;
+  second.hold = std::make_shared<FrameHold>();
+  h.thread->submit(std::move(second));
+  ASSERT_TRUE(h.wait_count(1));
+  EXPECT_EQ(cookies(h.completions, Completion::Kind::dropped), (std::vector<uint64_t>{1}));
+  ASSERT_TRUE(h.wait_real_commits(1));
+  h.kms->tick();
+  ASSERT_TRUE(h.wait_count(2));
+  EXPECT_EQ(cookies(h.completions, Completion::Kind::presented), (std::vector<uint64_t>{2}));
+  const auto real = h.real_commits();
+  ASSERT_EQ(real.size(), 1u);
+  EXPECT_EQ(FakeKms::values(real[0], kPropFb), (std::vector<uint64_t>{2}));
+  EXPECT_GE(real[0].time_ns, not_before);
+  // The dropped frame was never even tested.
+  for (const RecordedCommit& c : h.kms->commits())
+    EXPECT_NE(FakeKms::values(c, kPropFb), (std::vector<uint64_t>{1}));
+}
+
+TEST(DisplayThread, HeldFrameCannotBeTakenBackOnceCommitted) {
+  Harness h(config(0));
+  FrameRequest f = frame(1);
+  f.not_before_ns = now_ns() + 5 * kMs;
+  f.hold = std::make_shared<FrameHold>();
+  std::shared_ptr<FrameHold> hold = f.hold;
+  h.thread->submit(std::move(f));
+  ASSERT_TRUE(h.wait_real_commits(1));
+  EXPECT_FALSE(hold->take_back());
+  EXPECT_FALSE(hold->taken_back());
+  h.kms->tick();
+  ASSERT_TRUE(h.wait_count(1));
+  EXPECT_EQ(h.completions[0].kind, Completion::Kind::presented);
 }
 
 TEST(DisplayThread, InFenceGoesToTheKernel) {

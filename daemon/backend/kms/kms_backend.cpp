@@ -536,6 +536,8 @@ void KmsOutput::queue(Frame frame, std::vector<kms::PropertyValue> props, bool r
   req.props = std::move(props);
   req.allow_modeset = needs_modeset_;
   req.out_fence_prop = crtc_.props.get("OUT_FENCE_PTR");
+  req.not_before_ns = frame.not_before_ns;
+  req.hold = frame.commit_hold;
   if (render_fence) {
     const EglProcs& egl = EglProcs::get();
     EGLDisplay dpy = kms_.server_.egl().display();
@@ -560,10 +562,14 @@ void KmsOutput::queue(Frame frame, std::vector<kms::PropertyValue> props, bool r
       glFlush();
       if (sync != EGL_NO_SYNC_KHR) {
         gl_objects::created(gl_objects::Kind::egl_sync);
-        req.cpu_wait = [dpy, sync, wait = egl.client_wait, destroy = egl.destroy_sync] {
-          EGLint r = wait(dpy, sync, EGL_SYNC_FLUSH_COMMANDS_BIT_KHR, EGL_FOREVER_KHR);
-          if (destroy(dpy, sync)) gl_objects::destroyed(gl_objects::Kind::egl_sync);
-          return r == EGL_CONDITION_SATISFIED_KHR;
+        // The closure owns the sync: destroyed with the request, also when the frame is
+        // dropped without its wait (replaced in the mailbox, or the oldest of too many).
+        std::shared_ptr<void> owned(sync, [dpy, destroy = egl.destroy_sync](void* s) {
+          if (destroy(dpy, s)) gl_objects::destroyed(gl_objects::Kind::egl_sync);
+        });
+        req.cpu_wait = [dpy, owned, wait = egl.client_wait] {
+          return wait(dpy, owned.get(), EGL_SYNC_FLUSH_COMMANDS_BIT_KHR, EGL_FOREVER_KHR) ==
+                 EGL_CONDITION_SATISFIED_KHR;
         };
       } else {
         glFinish();
@@ -584,19 +590,7 @@ void KmsOutput::submit(bool new_content) {
     return;
   }
   if (new_content && drawing_ >= 0) {
-    Frame f;
-    f.kind = Kind::composed;
-    f.slot = drawing_;
-    f.fb = slots_[drawing_].fb;
-    f.fb_w = slots_[drawing_].target.width;
-    f.fb_h = slots_[drawing_].target.height;
-    slots_[drawing_].busy = true;
-    drawing_ = -1;
-    f.overlay = std::move(pending_overlay_);
-    pending_overlay_ = Overlay();
-    auto props = plane_props(f.fb, f.fb_w, f.fb_h);
-    add_overlay_props(props, f.overlay);
-    queue(std::move(f), std::move(props), true);
+    submit_composed(true);
     return;
   }
   // No-op flip: the screen's state again, only for the vblank event (S4).
@@ -657,7 +651,8 @@ void KmsOutput::completed(kms::Completion& c) {
     // Ready for the vblank: committed to the kernel (after the display thread's CPU wait,
     // if any) and, with IN_FENCE_FD, rendered (a direct frame has no render fence).
     if (f.kind == Kind::composed || f.kind == Kind::direct)
-      render_done_ns_ = std::max(c.committed_ns, sync_file_signal_time_ns(f.render_fence.get()));
+      render_done_ns_ = std::max(c.ready_ns, sync_file_signal_time_ns(f.render_fence.get()));
+    check_hold(f, c);
     f.render_fence = UniqueFd();
     cursor_screen_ = f.cursor_buf;
     if (content) {

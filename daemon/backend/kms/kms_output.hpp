@@ -11,6 +11,7 @@
 #include <EGL/eglext.h>
 #include <xf86drmMode.h>
 
+#include <cstdlib>
 #include <deque>
 #include <memory>
 #include <string>
@@ -43,6 +44,8 @@ class KmsOutput final : public OutputBackend {
   RenderTarget* front_target() override;
   uint32_t presentation_flags() const override;
   int64_t render_done_ns() const override { return render_done_ns_; }
+  int64_t composed_replace_deadline_ns() const override;
+  bool submit_replacement() override;
   Transform render_transform(Transform output_transform) const override;
   bool try_direct_scanout(Surface& surface, bool covers_output) override;
   void set_scanout_candidate(Surface* surface) override;
@@ -101,6 +104,10 @@ class KmsOutput final : public OutputBackend {
     // frame scheduler's compose times).
     UniqueFd render_fence;
     int cursor_buf = -1;      // cursor_bufs_ index on the cursor plane (-1: plane off)
+    // composed, held by the display thread until not_before_ns (the mailbox): the claim
+    // submit_replacement() takes back, and the vblank it was held for.
+    std::shared_ptr<kms::FrameHold> commit_hold;
+    int64_t not_before_ns = 0, for_vblank_ns = 0;
   };
 
   std::vector<kms::PropertyValue> plane_props(uint32_t fb, int32_t w, int32_t h) const;
@@ -108,6 +115,14 @@ class KmsOutput final : public OutputBackend {
   // 'overlay' does not.
   void add_overlay_props(std::vector<kms::PropertyValue>& props, const Overlay& overlay) const;
   void queue(Frame frame, std::vector<kms::PropertyValue> props, bool render_fence);
+  // The composed frame in drawing_, queued; held for its vblank if 'hold' (kms_mailbox.cpp).
+  void submit_composed(bool hold);
+  // Until when a composed frame submitted now is held: its vblank less commit_lead_ns_;
+  // 0: commit at once (mailbox off, another frame in flight, no vblank known yet, or
+  // too close to it). Sets *vblank_ns to that vblank.
+  int64_t hold_until_ns(int64_t* vblank_ns) const;
+  // A held frame's flip: later than the vblank it was held for widens the lead.
+  void check_hold(const Frame& frame, const kms::Completion& c);
   void retire(Frame& frame);  // frees what a frame that left the screen held
   bool plane_rotates() const;
   // cursor_plane.cpp: the cursor plane's state for the next frame (part of every frame's
@@ -134,6 +149,16 @@ class KmsOutput final : public OutputBackend {
   std::deque<Frame> in_flight_;
   uint64_t last_seq_ = 0;
   int64_t render_done_ns_ = 0;  // the composed or direct frame presented last (0: unknown)
+  // The mailbox (kms_mailbox.cpp): how long before its vblank a held frame goes to the
+  // kernel; grows by 1 ms (to half a period) each time a held frame misses its vblank,
+  // shrinks by 0.5 ms (to the initial 2 ms) after kLeadDecayFrames on time in a row.
+  static constexpr int64_t kInitialCommitLeadNs = 2'000'000;
+  int64_t commit_lead_ns_ = kInitialCommitLeadNs;
+  static constexpr uint64_t kLeadDecayFrames = 600;
+  static constexpr int64_t kMaxExtrapolationNs = 1'000'000'000;
+  uint64_t held_frames_ = 0, held_late_ = 0, held_on_time_ = 0;
+  // FERRY_KMS_NO_MAILBOX=1: composed frames go to the kernel at once (comparisons).
+  const bool mailbox_ = std::getenv("FERRY_KMS_NO_MAILBOX") == nullptr;
   int consecutive_failures_ = 0;
   bool direct_active_ = false;     // for logging transitions
   // Full-screen scanout from the transfer engine's dmabuf carrier (S2's full-screen flip).

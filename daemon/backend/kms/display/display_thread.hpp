@@ -7,6 +7,7 @@
 // stop(); everything that touches the DRM fd (the Committer) runs on the display thread.
 // The main thread never touches the DRM fd afterwards except through test().
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -31,8 +32,35 @@ struct PlaneFence {
   UniqueFd fence;
 };
 
+// A held frame's claim (FrameRequest::hold): the display thread takes it when the frame's
+// time comes, to commit it, or the main thread takes it back first, to replace the frame
+// with a newer one; whichever comes first wins, and a frame taken back is dropped, never
+// committed. Any thread.
+class FrameHold {
+ public:
+  // Main thread: true if the frame will never be committed (it was not taken yet).
+  bool take_back() { return claim(kTakenBack); }
+  // Display thread: true if the frame may be committed now.
+  bool take_for_commit() { return claim(kCommitting); }
+  bool taken_back() const { return state_.load() == kTakenBack; }
+  // Neither yet (the main thread's take_back() may still win).
+  bool held() const { return state_.load() == kHeld; }
+
+ private:
+  static constexpr int kHeld = 0, kCommitting = 1, kTakenBack = 2;
+  bool claim(int to) {
+    int expected = kHeld;
+    return state_.compare_exchange_strong(expected, to);
+  }
+  std::atomic<int> state_{kHeld};
+};
+
 struct FrameRequest {
   uint64_t cookie = 0;              // main thread's frame id, echoed back
+  // Not committed before this time (CLOCK_MONOTONIC ns; 0: as soon as it can be): a frame
+  // held until just before its vblank can still be replaced by a newer one (hold).
+  int64_t not_before_ns = 0;
+  std::shared_ptr<FrameHold> hold;  // optional; see FrameHold
   uint32_t crtc_id = 0;
   std::vector<PropertyValue> props;  // the full plane/CRTC/connector state of this frame
   std::vector<PlaneFence> fences;    // acquire/render fences
@@ -57,8 +85,12 @@ struct Completion {
   UniqueFd writeback_fence;  // sync_file from WRITEBACK_OUT_FENCE_PTR (may be empty)
   bool used_in_fence = false;  // fences went as IN_FENCE_FD (false: CPU wait, or none)
   // CLOCK_MONOTONIC when the commit went to the kernel (after any CPU fence wait); 0 if it
-  // never did. The frame scheduler's "frame complete" time on KMS.
+  // never did.
   int64_t committed_ns = 0;
+  // When the frame could have gone to the kernel: its fences signalled and cpu_wait
+  // returned (committed_ns unless it was held for not_before_ns). The frame scheduler's
+  // "frame complete" time on KMS. 0 if it never was.
+  int64_t ready_ns = 0;
 };
 
 // A page flip reported by the kernel (or a fake).
@@ -92,7 +124,8 @@ class Committer {
 struct DisplayThreadOptions {
   static constexpr int max_in_flight_default = 3;
   // Frames per CRTC committed-but-not-flipped plus waiting; beyond it the oldest waiting
-  // (not yet committed) frame is dropped.
+  // (not yet committed) frame is dropped. Each frame waits for the flip of the one before
+  // it, then for its fences and cpu_wait, then for its not_before_ns.
   int max_in_flight = max_in_flight_default;
   bool raise_priority = true;
   // On stop(), how long to wait for flips already committed before calling them dropped.

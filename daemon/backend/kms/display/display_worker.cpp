@@ -78,7 +78,11 @@ void DisplayThread::Worker::run() {
         if (fence.fence) fds.push_back({fence.fence.get(), POLLIN, 0});
       }
     }
-    if (::poll(fds.data(), fds.size(), -1) < 0) {
+    // A held head: wake at its time (ppoll: to the nanosecond, poll rounds to milliseconds).
+    timespec timeout{};
+    const int64_t due = next_due_ns();
+    if (due > 0) timeout = ns_to_timespec(std::max<int64_t>(due - now_ns(), 0));
+    if (::ppoll(fds.data(), fds.size(), due > 0 ? &timeout : nullptr, nullptr) < 0) {
       if (errno == EINTR) continue;
       log_error("display thread: poll failed: %s", strerror(errno));
       break;
@@ -147,18 +151,43 @@ bool DisplayThread::Worker::fences_signalled(const Frame& frame) const {
   return true;
 }
 
+int64_t DisplayThread::Worker::next_due_ns() const {
+  int64_t due = 0;
+  for (const auto& [crtc_id, queue] : crtcs_) {
+    if (queue.committed || queue.waiting.empty()) continue;
+    const Frame& head = *queue.waiting.front();
+    if (head.ready_ns == 0 || head.request.not_before_ns == 0) continue;
+    if (due == 0 || head.request.not_before_ns < due) due = head.request.not_before_ns;
+  }
+  return due;
+}
+
 void DisplayThread::Worker::advance(CrtcQueue& queue) {
+  auto drop_head = [&] {
+    std::unique_ptr<Frame> frame = std::move(queue.waiting.front());
+    queue.waiting.pop_front();
+    finish(std::move(frame), Completion::Kind::dropped);
+  };
   while (!queue.committed && !queue.waiting.empty()) {
     Frame& head = *queue.waiting.front();
+    const std::shared_ptr<FrameHold>& hold = head.request.hold;
+    if (hold && hold->taken_back()) {  // replaced by a newer frame
+      drop_head();
+      continue;
+    }
     if (head.cpu_fences && !fences_signalled(head)) return;  // polled in run()
     if (head.request.cpu_wait && !head.cpu_wait_done) {
       if (!head.request.cpu_wait()) {
-        std::unique_ptr<Frame> frame = std::move(queue.waiting.front());
-        queue.waiting.pop_front();
-        finish(std::move(frame), Completion::Kind::dropped);
+        drop_head();
         continue;
       }
       head.cpu_wait_done = true;
+    }
+    if (head.ready_ns == 0) head.ready_ns = now_ns();
+    if (head.request.not_before_ns > now_ns()) return;  // run() wakes at its time
+    if (hold && !hold->take_for_commit()) {
+      drop_head();
+      continue;
     }
     const int result = commit_frame(head);
     if (result == kRetryOnCpu) continue;
@@ -273,6 +302,7 @@ void DisplayThread::Worker::finish(std::unique_ptr<Frame> frame, Completion::Kin
   completion.writeback_fence = std::move(frame->writeback_fence_fd);
   completion.used_in_fence = frame->used_in_fence;
   completion.committed_ns = frame->committed_ns;
+  completion.ready_ns = frame->ready_ns;
   shared_.post(std::move(completion));
 }
 

@@ -63,6 +63,7 @@ class DisplayThread::Worker {
     bool cpu_wait_done = false;  // request.cpu_wait already returned true
     bool used_in_fence = false;
     int64_t committed_ns = 0;  // when the (non-test) commit returned
+    int64_t ready_ns = 0;      // when its fences and cpu_wait were done
   };
   struct CrtcQueue {
     std::deque<std::unique_ptr<Frame>> waiting;  // oldest first, not yet committed
@@ -76,6 +77,8 @@ class DisplayThread::Worker {
   void enqueue(FrameRequest request);
   // Commits the head of the queue when it is ready; drops/fails frames as needed.
   void advance(CrtcQueue& queue);
+  // The earliest not_before_ns of a head that waits only for it (0: none).
+  int64_t next_due_ns() const;
   bool fences_signalled(const Frame& frame) const;
   // 0 when committed; -errno; or kRetryOnCpu when the frame switched to CPU fence waits.
   int commit_frame(Frame& frame);
