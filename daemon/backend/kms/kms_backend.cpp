@@ -415,6 +415,7 @@ bool KmsOutput::init(std::string* error) {
 }
 
 KmsOutput::~KmsOutput() {
+  log_mailbox();
   auto& outs = kms_.outputs_;
   outs.erase(std::remove(outs.begin(), outs.end(), this), outs.end());
   if (inactive_timer_) wl_event_source_remove(inactive_timer_);

@@ -7,6 +7,7 @@
 // queues behind it and shows at the vblank after.
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "backend/kms/kms_backend.hpp"
 #include "backend/kms/kms_output.hpp"
@@ -15,12 +16,33 @@
 
 namespace ferry {
 
-int64_t KmsOutput::hold_until_ns(int64_t* vblank_ns) const {
+bool KmsOutput::mailbox_on() {
+  if (mailbox_ < 0) {
+    const char* why;
+    if (std::getenv("FERRY_KMS_NO_MAILBOX")) {
+      mailbox_ = 0;
+      why = "FERRY_KMS_NO_MAILBOX";
+    } else if (std::getenv("FERRY_KMS_MAILBOX")) {
+      mailbox_ = 1;
+      why = "FERRY_KMS_MAILBOX";
+    } else {
+      mailbox_ = kms_.thread_->priority() == kms::ThreadPriority::sched_fifo;
+      why = mailbox_ ? "the display thread is real-time" : "the display thread is not real-time";
+    }
+    log_info("kms: %s: composed frames %s (%s)", connector_.name.c_str(),
+             mailbox_ ? "held until just before their vblank, replaceable until then"
+                      : "go to the kernel when rendered",
+             why);
+  }
+  return mailbox_ == 1;
+}
+
+int64_t KmsOutput::hold_until_ns(int64_t* vblank_ns) {
   *vblank_ns = 0;
   // With another frame in flight this one's vblank is the one after that frame's flip,
   // which the thread waits for anyway.
-  if (!mailbox_ || !output_.scheduler().config().enabled || !has_screen_ || needs_modeset_ ||
-      !in_flight_.empty())
+  if (!output_.scheduler().config().enabled || !mailbox_on() || !has_screen_ ||
+      needs_modeset_ || !in_flight_.empty())
     return 0;
   const int64_t period = output_.mode().period_ns();
   const int64_t last = output_.last_present_ns();
@@ -80,6 +102,7 @@ bool KmsOutput::submit_replacement() {
     in_flight_.pop_back();
     retire(replaced);
     in_time = true;
+    ++held_replaced_;
   }
   // In time: held for the same vblank (hold_until_ns() sees no frame in flight now).
   // Late: queued behind the frame the kernel has, shown at the vblank after.
@@ -103,6 +126,15 @@ void KmsOutput::check_hold(const Frame& f, const kms::Completion& c) {
   held_on_time_ = 0;
   ++held_late_;
   const int64_t before = commit_lead_ns_;
+  if (before >= period / 2) {
+    mailbox_ = 0;
+    log_warn("kms: %s: frames held until half a period before their vblank still miss it "
+             "(%llu of %llu held frames late): composed frames go to the kernel when "
+             "rendered from now on",
+             connector_.name.c_str(), (unsigned long long)held_late_,
+             (unsigned long long)held_frames_);
+    return;
+  }
   commit_lead_ns_ = std::min(commit_lead_ns_ + 1'000'000, period / 2);
   log_info("kms: %s: a frame held until %.2f ms before its vblank missed it (went to the "
            "kernel %.2f ms before it); holding frames until %.2f ms before from now on "
@@ -110,6 +142,18 @@ void KmsOutput::check_hold(const Frame& f, const kms::Completion& c) {
            connector_.name.c_str(), double(before) / 1e6,
            double(f.for_vblank_ns - c.committed_ns) / 1e6, double(commit_lead_ns_) / 1e6,
            (unsigned long long)held_late_, (unsigned long long)held_frames_);
+}
+
+}  // namespace ferry
+
+namespace ferry {
+
+void KmsOutput::log_mailbox() {
+  if (mailbox_ != 1 && held_frames_ == 0) return;  // off, or never decided
+  log_info("kms: %s: mailbox: %llu frames held, %llu replaced in time, %llu late (lead %.2f ms)",
+           connector_.name.c_str(), (unsigned long long)held_frames_,
+           (unsigned long long)held_replaced_, (unsigned long long)held_late_,
+           double(commit_lead_ns_) / 1e6);
 }
 
 }  // namespace ferry

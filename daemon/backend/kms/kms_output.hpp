@@ -11,7 +11,6 @@
 #include <EGL/eglext.h>
 #include <xf86drmMode.h>
 
-#include <cstdlib>
 #include <deque>
 #include <memory>
 #include <string>
@@ -120,7 +119,7 @@ class KmsOutput final : public OutputBackend {
   // Until when a composed frame submitted now is held: its vblank less commit_lead_ns_;
   // 0: commit at once (mailbox off, another frame in flight, no vblank known yet, or
   // too close to it). Sets *vblank_ns to that vblank.
-  int64_t hold_until_ns(int64_t* vblank_ns) const;
+  int64_t hold_until_ns(int64_t* vblank_ns);
   // A held frame's flip: later than the vblank it was held for widens the lead.
   void check_hold(const Frame& frame, const kms::Completion& c);
   void retire(Frame& frame);  // frees what a frame that left the screen held
@@ -156,9 +155,16 @@ class KmsOutput final : public OutputBackend {
   int64_t commit_lead_ns_ = kInitialCommitLeadNs;
   static constexpr uint64_t kLeadDecayFrames = 600;
   static constexpr int64_t kMaxExtrapolationNs = 1'000'000'000;
-  uint64_t held_frames_ = 0, held_late_ = 0, held_on_time_ = 0;
-  // FERRY_KMS_NO_MAILBOX=1: composed frames go to the kernel at once (comparisons).
-  const bool mailbox_ = std::getenv("FERRY_KMS_NO_MAILBOX") == nullptr;
+  uint64_t held_frames_ = 0, held_late_ = 0, held_on_time_ = 0, held_replaced_ = 0;
+  // At exit, where the mailbox was on: "kms: NAME: mailbox: H held, R replaced in time, L late".
+  void log_mailbox();
+  // Whether composed frames are held (decided once, logged): only where the display thread
+  // runs real-time, so that it wakes at a held frame's time (on a software rasteriser it
+  // runs at normal priority, and in the qemu guest held frames missed their vblanks:
+  // docs/benchmarks.md). FERRY_KMS_MAILBOX=1 holds anyway, FERRY_KMS_NO_MAILBOX=1 never.
+  // Turned off for good when a frame held for half a period still misses.
+  bool mailbox_on();
+  int mailbox_ = -1;  // -1: not decided yet
   int consecutive_failures_ = 0;
   bool direct_active_ = false;     // for logging transitions
   // Full-screen scanout from the transfer engine's dmabuf carrier (S2's full-screen flip).

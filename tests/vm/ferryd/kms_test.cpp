@@ -166,6 +166,24 @@ size_t differing_pixels(const Image& a, const Image& b) {
   return n;
 }
 
+// The cases run with FERRY_KMS_MAILBOX=1 (meson.build) must have held their frames.
+void expect_mailbox_as_asked(const std::string& log) {
+  if (!std::getenv("FERRY_KMS_MAILBOX")) return;
+  EXPECT_NE(log.find("composed frames held until just before their vblank"), std::string::npos)
+      << log;
+  // At least one frame went through the hold (its commit waited for its time).
+  const size_t at = log.find(": mailbox: ");
+  ASSERT_NE(at, std::string::npos) << log;
+  unsigned long held = 0, replaced = 0, late = 0;
+  ASSERT_EQ(std::sscanf(log.c_str() + at, ": mailbox: %lu frames held, %lu replaced in time, %lu late",
+                        &held, &replaced, &late),
+            3)
+      << log.substr(at, 120);
+  std::printf("mailbox: %lu frames held, %lu replaced in time, %lu late\n", held, replaced, late);
+  EXPECT_GE(held, 1u) << log;
+  EXPECT_LE(replaced, held);
+}
+
 TEST_F(KmsFerryd, WritebackShowsTheComposedFrame) {
   Image wb, gl;
   std::string log;
@@ -181,6 +199,7 @@ TEST_F(KmsFerryd, WritebackShowsTheComposedFrame) {
   EXPECT_NEAR(corner[1], 51, 1);
   EXPECT_NEAR(corner[2], 64, 1);
   EXPECT_EQ(count_rgb(wb, corner[0], corner[1], corner[2]), size_t(1024 * 768 - 300 * 200));
+  expect_mailbox_as_asked(log);
 }
 
 TEST_F(KmsFerryd, PlaneRotationMatchesShaderRotation) {
@@ -296,6 +315,7 @@ TEST_F(KmsFerryd, WestonSimpleEglIsPresented) {
   client.kill_with(SIGTERM);
   client.wait(5s);
   std::string log = f.log();
+  expect_mailbox_as_asked(log);
   size_t at = log.rfind("presented ");
   ASSERT_NE(at, std::string::npos) << log;
   unsigned long presented = std::strtoul(log.c_str() + at + 10, nullptr, 10);
