@@ -130,6 +130,7 @@ TEST(DisplayThread, PresentsInOrderWithIncreasingSequencesAndTimestamps) {
     EXPECT_EQ(c.kind, Completion::Kind::presented) << "frame " << c.cookie;
     EXPECT_EQ(c.cookie, i + 1);
     EXPECT_EQ(c.crtc_id, kCrtc);
+    EXPECT_EQ(c.ready_ns, c.committed_ns) << "not held: ready when its commit returned";
     if (i > 0) {
       EXPECT_GT(c.sequence, h.completions[i - 1].sequence);
       EXPECT_GT(c.timestamp_ns, h.completions[i - 1].timestamp_ns);
@@ -209,8 +210,9 @@ TEST(DisplayThread, HeldFrameIsCommittedAtItsTime) {
   h.kms->tick();
   ASSERT_TRUE(h.wait_count(1));
   EXPECT_EQ(h.completions[0].kind, Completion::Kind::presented);
-  // Ready at once (no fences), committed at its time.
+  // Ready at once (no fences; plus the commit's own time), committed at its time.
   EXPECT_LT(h.completions[0].ready_ns, not_before);
+  EXPECT_GT(h.completions[0].ready_ns, 0);
   EXPECT_GE(h.completions[0].committed_ns, not_before);
 }
 

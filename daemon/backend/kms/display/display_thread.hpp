@@ -87,9 +87,9 @@ struct Completion {
   // CLOCK_MONOTONIC when the commit went to the kernel (after any CPU fence wait); 0 if it
   // never did.
   int64_t committed_ns = 0;
-  // When the frame could have gone to the kernel: its fences signalled and cpu_wait
-  // returned (committed_ns unless it was held for not_before_ns). The frame scheduler's
-  // "frame complete" time on KMS. 0 if it never was.
+  // When the frame could have been in the kernel: its fences signalled, cpu_wait returned,
+  // plus the commit's own time (committed_ns unless it was held for not_before_ns). The
+  // frame scheduler's "frame complete" time on KMS. 0 if it never was.
   int64_t ready_ns = 0;
 };
 

@@ -235,11 +235,17 @@ int DisplayThread::Worker::commit_frame(Frame& frame) {
   const bool in_fences = has_fences && !frame.cpu_fences;
 
   std::vector<PropertyValue> props = build_props(frame, in_fences);
+  const int64_t started = now_ns();
   int result = committer_->commit(props, {true, request.allow_modeset});
   if (result == 0) {
     result = committer_->commit(props, {false, request.allow_modeset});
     if (result == 0) {
       frame.committed_ns = now_ns();
+      // Ready counts the commit's own time too: a frame that was not held was ready when
+      // its commit returned, a held one that much after its fences.
+      const bool held = frame.request.not_before_ns > frame.ready_ns;
+      frame.ready_ns =
+          held ? frame.ready_ns + (frame.committed_ns - started) : frame.committed_ns;
       if (frame.out_fence >= 0) frame.out_fence_fd.reset(frame.out_fence);
       if (frame.writeback_fence >= 0) frame.writeback_fence_fd.reset(frame.writeback_fence);
     }
