@@ -100,8 +100,10 @@ class OutputBackend {
   virtual int64_t replace_deadline_ns() const { return 0; }
   // While a composed frame waits for its vblank: that vblank's time (CLOCK_MONOTONIC ns),
   // if the frame may be replaced by a newer composition (acquire_target() then gives
-  // another target, and submit_replacement() submits it); 0: it cannot. Only the headless
-  // backend can (KMS and the nested backend hand a frame over at once).
+  // another target, and submit_replacement() submits it); 0: it cannot. The headless
+  // backend can, and KMS while the display thread holds the frame (its mailbox, until its
+  // vblank less the commit lead, which it returns then); the nested backend hands a frame
+  // over at once.
   virtual int64_t composed_replace_deadline_ns() const { return 0; }
   // Submits a replacement of the composed frame in flight. true: it is shown at that
   // frame's vblank instead of it; false: it was not ready in time, so that frame is shown
