@@ -57,6 +57,8 @@ class KmsBackend {
   dev_t device_id() const { return device_id_; }
   const std::string& device_path() const { return path_; }
   gbm_device* gbm() const { return gbm_; }
+  // Whether the renderer is a software rasteriser (llvmpipe, softpipe): set by start().
+  bool software_renderer() const { return software_; }
   const kms::Device& device() const { return *device_; }
   kms::DisplayThread& display_thread() { return *thread_; }
   // The libseat session (input devices are opened through it too).
@@ -95,6 +97,7 @@ class KmsBackend {
   gbm_device* gbm_ = nullptr;
   std::unique_ptr<kms::Device> device_;
   std::unique_ptr<kms::DisplayThread> thread_;
+  bool software_ = false;  // software_renderer()
   ::wl_event_source* completion_source_ = nullptr;
   std::vector<KmsOutput*> outputs_;  // owned by their Output (as its OutputBackend)
   struct udev* udev_ = nullptr;

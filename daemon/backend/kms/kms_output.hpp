@@ -73,6 +73,7 @@ class KmsOutput final : public OutputBackend {
  private:
   struct Slot {
     gbm_bo* bo = nullptr;
+    void* map_data = nullptr;
     EGLImageKHR image = EGL_NO_IMAGE_KHR;
     GLuint rbo = 0;  // the buffer as a renderbuffer, or
     GLuint tex = 0;  // as an immutable texture (GL_EXT_EGL_image_storage): an image too
