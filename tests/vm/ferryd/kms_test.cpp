@@ -166,8 +166,10 @@ size_t differing_pixels(const Image& a, const Image& b) {
   return n;
 }
 
-// The cases run with FERRY_KMS_MAILBOX=1 (meson.build) must have held their frames.
-void expect_mailbox_as_asked(const std::string& log) {
+// The cases run with FERRY_KMS_MAILBOX=1 (meson.build) must have had the mailbox on; a run
+// of many frames ('many') must have held some (a frame is held when it is submitted before
+// its vblank less the lead, which a single frame after start-up need not be).
+void expect_mailbox_as_asked(const std::string& log, bool many) {
   if (!std::getenv("FERRY_KMS_MAILBOX")) return;
   EXPECT_NE(log.find("composed frames held until just before their vblank"), std::string::npos)
       << log;
@@ -180,7 +182,9 @@ void expect_mailbox_as_asked(const std::string& log) {
             3)
       << log.substr(at, 120);
   std::printf("mailbox: %lu frames held, %lu replaced in time, %lu late\n", held, replaced, late);
-  EXPECT_GE(held, 1u) << log;
+  if (many) {
+    EXPECT_GE(held, 1u) << log;
+  }
   EXPECT_LE(replaced, held);
 }
 
@@ -199,7 +203,7 @@ TEST_F(KmsFerryd, WritebackShowsTheComposedFrame) {
   EXPECT_NEAR(corner[1], 51, 1);
   EXPECT_NEAR(corner[2], 64, 1);
   EXPECT_EQ(count_rgb(wb, corner[0], corner[1], corner[2]), size_t(1024 * 768 - 300 * 200));
-  expect_mailbox_as_asked(log);
+  expect_mailbox_as_asked(log, false);
 }
 
 TEST_F(KmsFerryd, PlaneRotationMatchesShaderRotation) {
@@ -315,7 +319,7 @@ TEST_F(KmsFerryd, WestonSimpleEglIsPresented) {
   client.kill_with(SIGTERM);
   client.wait(5s);
   std::string log = f.log();
-  expect_mailbox_as_asked(log);
+  expect_mailbox_as_asked(log, true);
   size_t at = log.rfind("presented ");
   ASSERT_NE(at, std::string::npos) << log;
   unsigned long presented = std::strtoul(log.c_str() + at + 10, nullptr, 10);
