@@ -6,6 +6,8 @@
 #include <cstring>
 #include <mutex>
 
+#include <time.h>
+
 #include "util/unique_fd.hpp"
 
 #include <fcntl.h>
@@ -24,6 +26,16 @@ std::mutex g_mutex;
 
 bool journal_prefix() {
   static const bool on = std::getenv("JOURNAL_STREAM") != nullptr;
+  return on;
+}
+
+// FERRY_LOG_TIME=1: each line starts with CLOCK_MONOTONIC seconds, to see where start-up
+// or a frame's time goes in a log that has no timestamps of its own (stderr to a file).
+bool time_prefix() {
+  static const bool on = [] {
+    const char* v = std::getenv("FERRY_LOG_TIME");
+    return v && *v && std::strcmp(v, "0") != 0;
+  }();
   return on;
 }
 
@@ -57,9 +69,17 @@ bool parse_level(const char* name, Level* out) {
 void vwrite(Level level, const char* fmt, va_list ap) {
   char buf[2048];
   vsnprintf(buf, sizeof buf, fmt, ap);
+  char when[32] = "";
+  if (time_prefix()) {
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    std::snprintf(when, sizeof when, "[%ld.%06ld] ", long(ts.tv_sec), ts.tv_nsec / 1000);
+  }
   std::lock_guard lock(g_mutex);
   if (journal_prefix())
-    std::fprintf(stderr, "<%d>%s\n", int(level), buf);
+    std::fprintf(stderr, "<%d>%s%s\n", int(level), when, buf);
+  else if (when[0])
+    std::fprintf(stderr, "%sferry %s: %s\n", when, tag(level), buf);
   else
     std::fprintf(stderr, "ferry %s: %s\n", tag(level), buf);
 }

@@ -213,6 +213,14 @@ int Ferryd::stop() {
     proc_.kill_with(SIGKILL);
     proc_.wait(std::chrono::seconds(5));
   }
+  // FERRY_ITEST_LOG_DIR: keep each ferryd's log (the temporary directory goes with the
+  // test), e.g. with FERRY_LOG_TIME=1 to see where a slow test's time goes.
+  if (const char* keep = std::getenv("FERRY_ITEST_LOG_DIR"); keep && *keep) {
+    std::error_code ec;
+    std::filesystem::copy_file(dir_.path() + "/ferryd.log",
+                               std::string(keep) + "/" + socket_ + ".log",
+                               std::filesystem::copy_options::overwrite_existing, ec);
+  }
   return st;
 }
 
