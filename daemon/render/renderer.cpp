@@ -191,6 +191,9 @@ Renderer::~Renderer() {
   glDeleteProgram(fill_prog_);
   glDeleteProgram(blit_bg_prog_);
   glDeleteProgram(blit_opaque_bg_prog_);
+  for (GLuint p : cs_prog_)
+    if (p) glDeleteProgram(p);
+  if (image_probe_prog_) glDeleteProgram(image_probe_prog_);
   glDeleteSamplers(1, &nearest_sampler_);
   gl_objects::delete_framebuffers(1, &copy_fbo_);
   gl_objects::delete_buffers(1, &vbo_);

@@ -314,6 +314,7 @@ class Renderer {
   GLuint cs_prog_[8] = {};
   bool cs_failed_[8] = {};
   GLuint compute_program(bool ssbo, bool oy_half, bool bgra);
+  GLuint image_probe_prog_ = 0;  // check_image_target's store (lazy)
   // The index of the frame's lowest visible item when it is a YUV surface (else -1), and
   // *why not null when the compute unpack cannot write it.
   int compute_item(const RenderTarget& target, const FrameInput& frame, const Mat3& l2f,

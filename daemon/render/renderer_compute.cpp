@@ -139,33 +139,39 @@ void Renderer::check_image_target(RenderTarget& target) {
   if (!target.image) return;
   const char* why = nullptr;
   if (!egl_->caps().compute) why = "no GLES 3.1";
-  GLuint prog = 0;
   if (!why) {
     egl_->make_current();
-    // One invocation stores (1, 0.5, 0.25) at pixel (0, 0) through an rgba8 view. Drivers
-    // differ in whether a store over a buffer of another channel order (a KMS XRGB8888
-    // buffer is B, G, R, X in memory) follows the view or the buffer: the framebuffer
-    // read says which, and the compute unpack swaps red and blue where it must.
-    static const char* const kProbe =
-        "#version 310 es\nlayout(local_size_x = 1) in;\n"
-        "layout(rgba8, binding = 0) writeonly uniform highp image2D u_out;\n"
-        "void main() { imageStore(u_out, ivec2(0), vec4(1.0, 0.5, 0.25, 1.0)); }\n";
-    GLuint sh = glCreateShader(GL_COMPUTE_SHADER);
-    glShaderSource(sh, 1, &kProbe, nullptr);
-    glCompileShader(sh);
-    prog = glCreateProgram();
-    glAttachShader(prog, sh);
-    glLinkProgram(prog);
-    glDeleteShader(sh);
-    GLint linked = 0;
-    glGetProgramiv(prog, GL_LINK_STATUS, &linked);
-    if (!linked) why = "the probe shader does not link";
+    if (!image_probe_prog_) {
+      // One invocation stores (1, 0.5, 0.25) at pixel (0, 0) through an rgba8 view. Drivers
+      // differ in whether a store over a buffer of another channel order (a KMS XRGB8888
+      // buffer is B, G, R, X in memory) follows the view or the buffer: the framebuffer
+      // read says which, and the compute unpack swaps red and blue where it must. Compiled
+      // once, kept for the next target (a swapchain probes each of its buffers).
+      static const char* const kProbe =
+          "#version 310 es\nlayout(local_size_x = 1) in;\n"
+          "layout(rgba8, binding = 0) writeonly uniform highp image2D u_out;\n"
+          "void main() { imageStore(u_out, ivec2(0), vec4(1.0, 0.5, 0.25, 1.0)); }\n";
+      GLuint sh = glCreateShader(GL_COMPUTE_SHADER);
+      glShaderSource(sh, 1, &kProbe, nullptr);
+      glCompileShader(sh);
+      image_probe_prog_ = glCreateProgram();
+      glAttachShader(image_probe_prog_, sh);
+      glLinkProgram(image_probe_prog_);
+      glDeleteShader(sh);
+      GLint linked = 0;
+      glGetProgramiv(image_probe_prog_, GL_LINK_STATUS, &linked);
+      if (!linked) {
+        glDeleteProgram(image_probe_prog_);
+        image_probe_prog_ = 0;
+      }
+    }
+    if (!image_probe_prog_) why = "the probe shader does not link";
   }
   uint8_t px[4] = {};
   if (!why) {
     while (glGetError() != GL_NO_ERROR) {
     }
-    glUseProgram(prog);
+    glUseProgram(image_probe_prog_);
     glBindImageTexture(0, target.image, 0, GL_FALSE, 0, GL_WRITE_ONLY, GL_RGBA8);
     glDispatchCompute(1, 1, 1);
     glMemoryBarrier(GL_FRAMEBUFFER_BARRIER_BIT | GL_TEXTURE_UPDATE_BARRIER_BIT);
@@ -182,7 +188,6 @@ void Renderer::check_image_target(RenderTarget& target) {
     else if (near(64, 128, 255)) target.image_bgra = true;
     else why = "a stored pixel reads back otherwise";
   }
-  if (prog) glDeleteProgram(prog);
   if (why) {
     log_info("renderer: a %dx%d target cannot be written as an image (%s; read %u,%u,%u for "
              "255,128,64): full-screen NV12 surfaces take the fragment path there",

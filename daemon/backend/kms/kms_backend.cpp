@@ -325,6 +325,9 @@ bool KmsOutput::init(std::string* error) {
   if (transform_swaps_axes(output_.transform()) && rt == Transform::normal &&
       output_.transform() != Transform::normal)
     std::swap(w, h);
+  // The buffers are made alike (size, format, usage, device): when the first cannot take
+  // compute stores, the others are not probed again (each probe is a readback).
+  bool image_targets = true;
   for (Slot& s : slots_) {
     s.bo = gbm_bo_create(kms_.gbm(), uint32_t(w), uint32_t(h), GBM_FORMAT_XRGB8888,
                          GBM_BO_USE_SCANOUT | GBM_BO_USE_RENDERING);
@@ -358,7 +361,8 @@ bool KmsOutput::init(std::string* error) {
       s.target.image = 0;
     };
     GLenum status = GL_FRAMEBUFFER_UNSUPPORTED;
-    if (egl.image_to_tex && kms_.server_.egl().has_gl_extension("GL_EXT_EGL_image_storage")) {
+    if (image_targets && egl.image_to_tex &&
+        kms_.server_.egl().has_gl_extension("GL_EXT_EGL_image_storage")) {
       while (glGetError() != GL_NO_ERROR) {
       }
       glBindFramebuffer(GL_FRAMEBUFFER, s.target.fbo);
@@ -373,7 +377,10 @@ bool KmsOutput::init(std::string* error) {
         s.target.image = s.tex;
         kms_.server_.renderer().check_image_target(s.target);
       }
-      if (status != GL_FRAMEBUFFER_COMPLETE || !s.target.image) detach_texture();
+      if (status != GL_FRAMEBUFFER_COMPLETE || !s.target.image) {
+        detach_texture();
+        image_targets = false;
+      }
     }
     if (!s.tex) {
       glBindFramebuffer(GL_FRAMEBUFFER, s.target.fbo);
