@@ -1,7 +1,7 @@
 #!/bin/sh
 # The whole test suite, as README's test command and CI run it:
 #  1. release-style build with warnings as errors, every suite (unit, gl, integration, kms,
-#     wlcs, then vm: qemu + vkms, one guest at a time);
+#     wlcs, then vm: qemu + vkms, two 1-CPU guests side by side);
 #  2. ASan+UBSan build (clang), unit, kms (display thread) and integration suites;
 #  3. the libFuzzer targets (the same clang ASan+UBSan build), 10^5 executions each plus
 #     their regressions.
