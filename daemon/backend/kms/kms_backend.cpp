@@ -140,7 +140,7 @@ bool KmsBackend::start(std::string* error) {
   const std::string& renderer = server_.egl().caps().renderer;
   software_ = renderer.find("llvmpipe") != std::string::npos ||
               renderer.find("softpipe") != std::string::npos;
-  if (software_ || std::getenv("FERRY_KMS_NO_RT")) {
+  if (std::getenv("FERRY_KMS_NO_RT") || (software_ && !std::getenv("FERRY_KMS_RT"))) {
     topts.raise_priority = false;
     log_info("kms: display thread keeps normal priority (%s)",
              software_ ? "software rasterizer" : "FERRY_KMS_NO_RT");
