@@ -215,10 +215,13 @@ int Ferryd::stop() {
   }
   // FERRY_ITEST_LOG_DIR: keep each ferryd's log (the temporary directory goes with the
   // test), e.g. with FERRY_LOG_TIME=1 to see where a slow test's time goes.
+  // Named after the test too: the guest's cases each run as PID 1 of their namespace.
   if (const char* keep = std::getenv("FERRY_ITEST_LOG_DIR"); keep && *keep) {
+    std::string name = socket_;
+    if (const auto* t = ::testing::UnitTest::GetInstance()->current_test_info())
+      name = std::string(t->test_suite_name()) + "." + t->name() + "-" + socket_;
     std::error_code ec;
-    std::filesystem::copy_file(dir_.path() + "/ferryd.log",
-                               std::string(keep) + "/" + socket_ + ".log",
+    std::filesystem::copy_file(dir_.path() + "/ferryd.log", std::string(keep) + "/" + name + ".log",
                                std::filesystem::copy_options::overwrite_existing, ec);
   }
   return st;
