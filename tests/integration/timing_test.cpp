@@ -2,6 +2,7 @@
 // tests): the figures are wall-clock measurements.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <time.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -341,6 +342,42 @@ TEST(Stats, ShmUploadsCountTheirCopiedBytes) {
   ASSERT_EQ(std::sscanf(log.c_str() + at, "shm uploads %llu, %llu bytes", &n, &bytes), 2) << log;
   EXPECT_EQ(n, 2u) << log;
   EXPECT_EQ(bytes, 64u * 48u * 4u + 10u * 6u * 4u) << log;
+}
+
+// FERRY_LOG_TIME=1: every log line of ferryd's starts with "[S.UUUUUU] ", CLOCK_MONOTONIC
+// seconds, in order, within the time ferryd ran.
+TEST(Log, TimePrefixIsMonotonicSeconds) {
+  auto mono_s = [] {
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return double(ts.tv_sec) + double(ts.tv_nsec) / 1e9;
+  };
+  const double before = mono_s();
+  Ferryd f;
+  ASSERT_TRUE(f.start({"--output", "320x240@60"}, {"FERRY_LOG_TIME=1"}));
+  ASSERT_EQ(f.stop(), 0) << f.log();
+  const double after = mono_s();
+  const std::string log = f.log();
+  int lines = 0;
+  double last = 0;
+  for (size_t at = 0; at < log.size();) {
+    size_t end = log.find('\n', at);
+    if (end == std::string::npos) end = log.size();
+    const std::string line = log.substr(at, end - at);
+    at = end + 1;
+    if (line.find("ferry info: ") == std::string::npos) continue;  // not ferryd's log
+    double t = 0;
+    int used = 0;
+    ASSERT_EQ(std::sscanf(line.c_str(), "[%lf] ferry info: %n", &t, &used), 1) << line;
+    ASSERT_GT(used, 0) << line;
+    EXPECT_EQ(line.find(']'), line.find('.') + 7) << "six digits of microseconds: " << line;
+    EXPECT_GE(t, last) << line;
+    EXPECT_GE(t, before - 1e-6) << line;
+    EXPECT_LE(t, after + 1e-6) << line;
+    last = t;
+    ++lines;
+  }
+  EXPECT_GE(lines, 3) << log;
 }
 
 TEST(Hygiene, SigkilledClientsLeaveNoFds) {
