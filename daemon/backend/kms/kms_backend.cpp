@@ -140,10 +140,12 @@ bool KmsBackend::start(std::string* error) {
   const std::string& renderer = server_.egl().caps().renderer;
   software_ = renderer.find("llvmpipe") != std::string::npos ||
               renderer.find("softpipe") != std::string::npos;
-  if (std::getenv("FERRY_KMS_NO_RT") || (software_ && !std::getenv("FERRY_KMS_RT"))) {
+  const bool no_rt = std::getenv("FERRY_KMS_NO_RT") != nullptr;
+  if (no_rt || (software_ && !std::getenv("FERRY_KMS_RT"))) {
     topts.raise_priority = false;
+    // The variable wins over the renderer, so it is named first when both apply.
     log_info("kms: display thread keeps normal priority (%s)",
-             software_ ? "software rasterizer" : "FERRY_KMS_NO_RT");
+             no_rt ? "FERRY_KMS_NO_RT" : "software rasterizer");
   }
   thread_ = std::make_unique<kms::DisplayThread>(std::move(committer), topts);
   static const char* const kPriority[] = {"unchanged", "nice", "SCHED_FIFO"};
