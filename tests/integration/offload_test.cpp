@@ -542,14 +542,17 @@ std::map<std::string, ModeTotals> run_simple_shm(Ferryd& f, const std::string& u
 // after its hysteresis, never back, and stays on one that fits.
 //
 // The selector weighs bytes per second, so the client's commit rate decides which smaller
-// payload wins, and the rate is the machine's: weston-simple-shm is paced by the 30 Hz
-// refresh, but a loaded machine (an ASan build on 2 busy cores) commits more slowly. At
-// 4 MB/s rgb (7.5 MB/s at 30 Hz) does not fit from ~16 commits/s on; between ~13 and ~21
-// commits/s yuv444 fits and keeps more colour than nv12, above that only nv12 fits. So the
-// test asserts what holds at every rate: payloads only shrink, the last mode fits the link
-// by the selector's own measure, and nothing changes once it settled.
+// payload wins, and the rate is the machine's: weston-simple-shm is paced by the refresh,
+// but a loaded machine (an ASan build on 2 busy cores) commits more slowly. At 30 Hz and
+// 4 MB/s the rate wandered between 27 and 12 commits/s for seconds at a time on a slow
+// machine (2026-12-01), and at 12/s rgb fits 4 MB/s: the selector went back to it, as it
+// should at a lasting lower rate. So the refresh is 10 Hz, which such a machine keeps up,
+// and the link 1.6 MB/s: nv12 fits with room at up to 11 commits/s (64 %); yuv444 only
+// below about 6 commits/s, sustained over the selector's 5 s window; rgb never. The test
+// asserts what holds at every rate in that range: payloads only shrink, the last mode fits
+// the link by the selector's own measure, and nothing changes once it settled.
 TEST_F(Offload, AutomaticModeFitsTheLinkWithoutFlapping) {
-  start("gpu = \"discrete\"\n", "[gpu]\nlink_capacity_mb_per_s = 4\n", "640x480@30");
+  start("gpu = \"discrete\"\n", "[gpu]\nlink_capacity_mb_per_s = 1.6\n", "640x480@10");
   c_.reset();  // the test's own connection is not needed
   std::string log;
   auto totals = run_simple_shm(f_, "rgb -> ", 5s, &log);
@@ -566,14 +569,14 @@ TEST_F(Offload, AutomaticModeFitsTheLinkWithoutFlapping) {
   }
   std::string seq;
   for (const std::string& m : modes) seq += m + " ";
-  std::printf("automatic at 4 MB/s: modes %s; %zu mode changes\n", seq.c_str(), modes.size());
+  std::printf("automatic at 1.6 MB/s: modes %s; %zu mode changes\n", seq.c_str(), modes.size());
   ASSERT_GE(modes.size(), 2u) << "never left rgb\n" << log;
   EXPECT_EQ(modes.front(), "rgb") << log;
   for (size_t i = 1; i < modes.size(); ++i) {
     ASSERT_TRUE(payload.count(modes[i])) << modes[i];
     EXPECT_LT(payload.at(modes[i]), payload.at(modes[i - 1])) << "flapped: " << seq << "\n" << log;
   }
-  EXPECT_LE(last_need, 4.0) << "the last mode does not fit the link\n" << log;
+  EXPECT_LE(last_need, 1.6) << "the last mode does not fit the link\n" << log;
   // Frames: rgb only until the selector has measured the commit rate and a challenger won
   // 3 frames in a row (how many frames that is depends on the rate, so no fixed count);
   // the 5 s after the switch are all in smaller modes, so rgb is a small share.
