@@ -18,14 +18,17 @@ namespace {
 
 // The surface's commit rate from its last second of commits: n intervals between the
 // oldest kept commit and this one. Until there are a few, the refresh of its output (a
-// client drawing at every frame callback commits at that rate).
+// client drawing at every frame callback commits at that rate); before it is on one (its
+// first commits), of the first output, where a new window appears; 60 with none.
 template <typename Lane>
-double commit_rate(const Lane& lane, Clock::time_point now, Surface& surface) {
+double commit_rate(const Lane& lane, Clock::time_point now, Surface& surface, Server& server) {
   if (lane.window.size() >= 3) {
     double span = std::chrono::duration<double>(now - lane.window.front().first).count();
     if (span > 0) return double(lane.window.size()) / span;
   }
-  if (Output* o = surface.primary_output()) return o->mode().refresh_mhz / 1000.0;
+  Output* o = surface.primary_output();
+  if (!o && !server.outputs().empty()) o = server.outputs().front().get();
+  if (o && o->mode().refresh_mhz > 0) return o->mode().refresh_mhz / 1000.0;
   return 60.0;
 }
 
@@ -40,7 +43,7 @@ transfer::SelectorInputs OffloadEngine::inputs_for(Surface& surface, Lane& lane,
   in.link_bytes_per_s = options_.link_bytes_per_s;
   in.width = w;
   in.height = h;
-  in.commit_hz = commit_rate(lane, now, surface);
+  in.commit_hz = commit_rate(lane, now, surface, server_);
   in.damage_fraction = double(damage.area()) / (double(w) * double(h));
   in.damage_rects = int32_t(damage.rects().size());
   in.src_gpu_ms = lane.pack_ms;

@@ -37,15 +37,18 @@ double bytes_per_pixel(TransferMode m) {
   }
 }
 
+// +1 up to headroom, falling to -1 at overload, then on below -1 in proportion to the use
+// (-2 at twice overload): among modes none of which fits, the one that overflows the link
+// least still ranks first, so a slower link never makes the choice costlier.
 double fit_score(double need, double capacity, const SelectorConfig& c) {
   if (capacity <= 0) return 1;
   double u = need / capacity;
   if (u <= c.headroom) return 1;
-  if (u >= c.overload) return -1;
+  if (u >= c.overload) return -u / c.overload;
   return 1 - 2 * (u - c.headroom) / (c.overload - c.headroom);
 }
 
-// Per metric, per scored mode: a score in [-1, 1].
+// Per metric, per scored mode: a score in [-1, 1], below -1 only for a link overflowed.
 double metric_score(size_t metric, TransferMode m, const SelectorInputs& in, const SelectorConfig& c) {
   const bool yuv420 = m == TransferMode::nv12 || m == TransferMode::p010 || m == TransferMode::tiles_nv12;
   const bool tiled = m == TransferMode::tiles || m == TransferMode::tiles_nv12;
@@ -195,7 +198,7 @@ const Decision& ModeSelector::decide(const SelectorInputs& in) {
     };
     // Top set of a metric: the non-excluded modes with its highest score.
     auto top = [&](size_t m, size_t i) {
-      double hi = -2;
+      double hi = kExcluded;
       for (size_t j = 0; j < kScoredModes.size(); ++j)
         if (d.scores[j] != kExcluded) hi = std::max(hi, s[j][m]);
       return s[i][m] >= hi - 1e-9;

@@ -61,7 +61,7 @@ struct Decision {
 
 struct SelectorConfig {
   double headroom = 0.7;      // link use below this fraction scores +1
-  double overload = 1.1;      // ... at or above this scores -1
+  double overload = 1.1;      // ... at this scores -1, beyond it -use/overload
   double switch_margin = 0.1; // the challenger must beat the current mode by this
   int switch_frames = 3;      // ... on this many consecutive frames
   // ... or, when it needs more bytes/s than the current mode, for this long (its frames at

@@ -538,8 +538,8 @@ std::map<std::string, ModeTotals> run_simple_shm(Ferryd& f, const std::string& u
   return offload_totals(*log);
 }
 
-// A link too slow for the client's RGBA stream: the selector moves to smaller payloads
-// after its hysteresis, never back, and stays on one that fits.
+// A link too slow for the client's RGBA stream at any rate it reaches: rgb is never sent,
+// payloads only shrink, and the mode it settles on fits the link.
 //
 // The selector weighs bytes per second, so the client's commit rate decides which smaller
 // payload wins, and the rate is the machine's: weston-simple-shm is paced by the refresh,
@@ -548,41 +548,43 @@ std::map<std::string, ModeTotals> run_simple_shm(Ferryd& f, const std::string& u
 // machine (2026-12-01), and at 12/s rgb fits 4 MB/s: the selector went back to it, as it
 // should at a lasting lower rate. So the refresh is 10 Hz, which such a machine keeps up,
 // and the link 1.6 MB/s: nv12 fits with room at up to 11 commits/s (64 %); yuv444 only
-// below about 6 commits/s, sustained over the selector's 5 s window; rgb never. The test
-// asserts what holds at every rate in that range: payloads only shrink, the last mode fits
-// the link by the selector's own measure, and nothing changes once it settled.
+// below about 6 commits/s, sustained over the selector's 5 s window; rgb never.
+//
+// The first decision comes before the rate is measured and is taken at the output's
+// refresh; there, and at the 60 Hz guessed without an output, rgb overflows the link. Until
+// 2026-12-01 a guess at which every mode overflowed (60 Hz) chose rgb, the most faithful,
+// and the selector left it only after measuring the rate (this test then started "rgb ->").
 TEST_F(Offload, AutomaticModeFitsTheLinkWithoutFlapping) {
   start("gpu = \"discrete\"\n", "[gpu]\nlink_capacity_mb_per_s = 1.6\n", "640x480@10");
   c_.reset();  // the test's own connection is not needed
   std::string log;
-  auto totals = run_simple_shm(f_, "rgb -> ", 5s, &log);
-  // The decisions in order: "MODE (... needs X MB/s of 4.0 MB/s ...)".
+  auto totals = run_simple_shm(f_, "new -> ", 5s, &log);
+  // The decisions in order: "MODE (... needs X MB/s of 1.6 MB/s ...)".
   const std::map<std::string, double> payload = {{"rgb", 4}, {"yuv444", 3}, {"p010", 3},
                                                  {"nv12", 1.5}, {"tiles", 4}, {"tiles-nv12", 1.5}};
   std::vector<std::string> modes;
-  double last_need = 0;
   for (size_t at = log.find(" -> "); at != std::string::npos; at = log.find(" -> ", at + 1)) {
     size_t end = log.find(' ', at + 4);
     modes.push_back(log.substr(at + 4, end - at - 4));
-    size_t need = log.find("needs ", at);
-    if (need != std::string::npos) last_need = std::strtod(log.c_str() + need + 6, nullptr);
   }
   std::string seq;
   for (const std::string& m : modes) seq += m + " ";
   std::printf("automatic at 1.6 MB/s: modes %s; %zu mode changes\n", seq.c_str(), modes.size());
-  ASSERT_GE(modes.size(), 2u) << "never left rgb\n" << log;
-  EXPECT_EQ(modes.front(), "rgb") << log;
-  for (size_t i = 1; i < modes.size(); ++i) {
+  ASSERT_GE(modes.size(), 1u) << "no decision\n" << log;
+  EXPECT_NE(modes.front(), "rgb") << log;
+  for (size_t i = 0; i < modes.size(); ++i) {
     ASSERT_TRUE(payload.count(modes[i])) << modes[i];
-    EXPECT_LT(payload.at(modes[i]), payload.at(modes[i - 1])) << "flapped: " << seq << "\n" << log;
+    if (i > 0) {
+      EXPECT_LT(payload.at(modes[i]), payload.at(modes[i - 1])) << "flapped: " << seq << "\n"
+                                                                 << log;
+    }
   }
-  EXPECT_LE(last_need, 1.6) << "the last mode does not fit the link\n" << log;
-  // Frames: rgb only until the selector has measured the commit rate and a challenger won
-  // 3 frames in a row (how many frames that is depends on the rate, so no fixed count);
-  // the 5 s after the switch are all in smaller modes, so rgb is a small share.
+  // The last mode fits at the most the client can commit, one frame per refresh.
+  EXPECT_LE(250.0 * 250 * payload.at(modes.back()) * 10, 1.6e6) << seq << "\n" << log;
   unsigned long long all = 0;
   for (const auto& [mode, t] : totals) all += t.frames;
-  EXPECT_LT(totals["rgb"].frames * 3, all) << log;
+  EXPECT_GE(all, 20u) << "5 s at 10 Hz offloaded fewer than 20 frames\n" << log;
+  EXPECT_EQ(totals.count("rgb"), 0u) << log;
 }
 
 // Class technical never gets 4:2:0, even when only 4:2:0 would fit the link.

@@ -201,6 +201,39 @@ TEST(Selector, MeasuredThroughputPullsTowardsCheaperModes) {
   EXPECT_EQ(d.mode, TransferMode::nv12) << d.reason;
 }
 
+// A link no mode fits (4K@144, full damage, 1 GB/s: even nv12 needs 1.79 GB/s): the
+// cheapest mode an app may use wins, not the most faithful one, and a slower link never
+// makes the choice costlier.
+TEST(Selector, WhenNoModeFitsTheCheapestWins) {
+  SelectorInputs in = uhd144_x4();
+  in.link_bytes_per_s = 1e9;
+  ASSERT_GT(mode_bytes_per_s(TransferMode::nv12, in), 1.1 * in.link_bytes_per_s);
+  for (AppClass c : {AppClass::game, AppClass::standard, AppClass::video}) {
+    in.app_class = c;
+    ModeSelector sel;
+    const Decision& d = sel.decide(in);
+    EXPECT_EQ(d.mode, TransferMode::nv12) << to_string(c) << ": " << d.reason;
+  }
+  in.app_class = AppClass::technical;  // no 4:2:0: full-chroma yuv444 (3 B/px), not rgb
+  ModeSelector tech;
+  const Decision& t = tech.decide(in);
+  EXPECT_EQ(t.mode, TransferMode::yuv444) << t.reason;
+
+  for (AppClass c : {AppClass::standard, AppClass::technical}) {
+    in.app_class = c;
+    double last_need = 0;
+    for (double link = 64e9; link > 0.05e9; link /= 1.25) {
+      in.link_bytes_per_s = link;
+      ModeSelector sel;
+      double need = mode_bytes_per_s(sel.decide(in).mode, in);
+      if (last_need > 0) {
+        EXPECT_LE(need, last_need) << to_string(c) << " at " << link / 1e9 << " GB/s";
+      }
+      last_need = need;
+    }
+  }
+}
+
 TEST(Selector, HistoryIsBounded) {
   SelectorConfig cfg;
   cfg.history = 8;
