@@ -111,7 +111,10 @@ std::vector<SceneItem> Scene::collect() const {
   std::vector<SceneItem> out;
   for (View* v : stacked()) {
     if (!v->mapped()) continue;
+    size_t first = out.size();
     collect_tree(v->surface(), v->x(), v->y(), out);
+    if (!v->accepts_input())
+      for (size_t i = first; i < out.size(); ++i) out[i].input = false;
   }
   return out;
 }
@@ -119,6 +122,7 @@ std::vector<SceneItem> Scene::collect() const {
 Surface* Scene::surface_at(double x, double y, double* sx, double* sy) const {
   std::vector<SceneItem> items = collect();
   for (auto it = items.rbegin(); it != items.rend(); ++it) {
+    if (!it->input) continue;
     double lx = x - it->box.x, ly = y - it->box.y;
     int32_t ix = sat_floor_i32(lx), iy = sat_floor_i32(ly);
     if (!Rect{0, 0, it->box.width, it->box.height}.contains(ix, iy)) continue;

@@ -52,7 +52,8 @@ class View {
   // Stacking band, bottom to top: layer surfaces sit in their layer's band, windows in
   // 'normal', a fullscreen window above the top layer (it covers panels, not overlays).
   // Child views (popups) stay in their parent's band, above it.
-  enum class Band { background, bottom, normal, top, fullscreen, overlay };
+  // A drag-and-drop icon is above everything ('drag').
+  enum class Band { background, bottom, normal, top, fullscreen, overlay, drag };
   virtual Band band() const { return parent_ ? parent_->band() : Band::normal; }
   // Views whose program is not their wl_client (X11 windows: all on Xwayland's one
   // connection) say who they are, as rules and ferryctl see a client: app_id, title, and
@@ -65,6 +66,8 @@ class View {
     std::string offload_env;  // "DRI_PRIME=1" etc.; empty: none
   };
   virtual std::optional<Identity> identity() const { return std::nullopt; }
+  // Whether input may land on this view's surfaces (a drag-and-drop icon's may not).
+  virtual bool accepts_input() const { return true; }
   // A popup with an explicit grab: while mapped it holds the keyboard focus; the seat calls
   // dismiss_grab() when the grab ends (a click outside its client).
   virtual bool grabs_keyboard() const { return false; }
@@ -81,6 +84,7 @@ class View {
 struct SceneItem {
   Surface* surface;
   Rect box;  // layout coordinates of the surface's full area
+  bool input = true;  // its view accepts input
 };
 
 class Scene {
@@ -101,7 +105,8 @@ class Scene {
   std::vector<SceneItem> collect() const;
   // The same for one view's tree (mapped or not), appended to 'out'.
   void collect_view(const View& v, std::vector<SceneItem>& out) const;
-  // Topmost surface whose input region contains the layout point; surface-local coords out.
+  // Topmost surface whose input region contains the layout point, of the views that accept
+  // input; surface-local coords out.
   Surface* surface_at(double x, double y, double* sx, double* sy) const;
   // Layout position of any surface in a mapped view's tree; false if not in the scene.
   bool surface_origin(const Surface& s, int32_t* x, int32_t* y) const;

@@ -157,6 +157,10 @@ void Seat::move_pointer(uint32_t time_ms, double x, double y) {
   x_ = x;
   y_ = y;
   cursor_->set_position(x, y);
+  if (pointer_grab_) {
+    pointer_grab_->grab_motion(time_ms, x_, y_);
+    return;
+  }
   update_pointer_focus(time_ms, true);
 }
 
@@ -204,7 +208,27 @@ void Seat::relative_motion_only(uint64_t time_us, double dx, double dy, double d
     if (same_client(p, pointer_focus_)) send_frame(p);
 }
 
-void Seat::rebase_pointer() { update_pointer_focus(now_ms(), true); }
+void Seat::rebase_pointer() {
+  if (pointer_grab_) {
+    pointer_grab_->grab_motion(now_ms(), x_, y_);
+    return;
+  }
+  update_pointer_focus(now_ms(), true);
+}
+
+bool Seat::start_pointer_grab(PointerGrab* grab) {
+  if (pointer_grab_) return false;
+  set_pointer_focus(nullptr, 0, 0);
+  update_constraint();
+  pointer_grab_ = grab;
+  return true;
+}
+
+void Seat::end_pointer_grab(PointerGrab* grab) {
+  if (pointer_grab_ != grab) return;
+  pointer_grab_ = nullptr;
+  update_pointer_focus(now_ms(), true);
+}
 
 void Seat::update_pointer_focus(uint32_t time_ms, bool send_motion) {
   pick_pointer_focus(time_ms, send_motion);
@@ -212,6 +236,7 @@ void Seat::update_pointer_focus(uint32_t time_ms, bool send_motion) {
 }
 
 void Seat::pick_pointer_focus(uint32_t time_ms, bool send_motion) {
+  if (pointer_grab_) return;  // no client has the focus during a compositor grab
   Surface* target = nullptr;
   double sx = 0, sy = 0;
   if (!buttons_.empty() && pointer_focus_) {
@@ -280,6 +305,14 @@ void Seat::add_pointer(wl_resource* r) {
 void Seat::pointer_button(uint32_t time_ms, uint32_t button, bool pressed) {
   auto it = std::find(buttons_.begin(), buttons_.end(), button);
   if (pressed == (it != buttons_.end())) return;  // duplicate press / stray release
+  if (pointer_grab_) {
+    if (pressed)
+      buttons_.push_back(button);
+    else
+      buttons_.erase(it);
+    pointer_grab_->grab_button(time_ms, button, pressed);
+    return;
+  }
   uint32_t serial = server_.next_serial();
   if (pressed) {
     buttons_.push_back(button);

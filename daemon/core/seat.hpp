@@ -117,6 +117,18 @@ class ShortcutsInhibitor {
   virtual void deactivated() = 0;  // sends inactive
 };
 
+// A grab of the pointer by the compositor itself (drag-and-drop: protocol/wl_data_device.cpp).
+// While one is set no client has the pointer focus: motion moves the cursor and goes to the
+// grab, and so do buttons (the seat still tracks which are held); scrolls are dropped.
+class PointerGrab {
+ public:
+  virtual ~PointerGrab() = default;
+  // The pointer is at layout (x, y); also called with an unchanged position when the scene
+  // changed under it.
+  virtual void grab_motion(uint32_t time_ms, double x, double y) = 0;
+  virtual void grab_button(uint32_t time_ms, uint32_t button, bool pressed) = 0;
+};
+
 class Seat final : public InputSink {
  public:
   // keyboard may be null (keymap failed to compile): the seat then has no keyboard capability.
@@ -164,6 +176,12 @@ class Seat final : public InputSink {
   bool has_implicit_grab(const Surface* origin, uint32_t serial) const;
   // Re-picks the pointer focus after the scene changed under a still cursor.
   void rebase_pointer();
+  // Starts a compositor grab: the focused client gets wl_pointer.leave. One at a time:
+  // false if another grab is active.
+  bool start_pointer_grab(PointerGrab* grab);
+  // Ends 'grab' (if it is the active one): the focus is picked again (enter).
+  void end_pointer_grab(PointerGrab* grab);
+  PointerGrab* pointer_grab() const { return pointer_grab_; }
 
   // wl_pointer.set_cursor, role already checked. 'surface' null hides the cursor. Ignored
   // unless 'client' has the pointer focus and 'serial' is the latest enter serial. The
@@ -307,6 +325,7 @@ class Seat final : public InputSink {
   std::vector<uint32_t> buttons_;
   uint32_t grab_serial_ = 0;
   Listener pointer_focus_destroy_;
+  PointerGrab* pointer_grab_ = nullptr;
 
   std::unique_ptr<Cursor> cursor_;
 

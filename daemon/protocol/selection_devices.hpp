@@ -55,6 +55,7 @@ class SelectionDevices {
 
   void add(Device* d) { devices_.push_back(d); }
   void remove(Device* d) { devices_.erase(std::remove(devices_.begin(), devices_.end(), d), devices_.end()); }
+  const std::vector<Device*>& all() const { return devices_; }
   // From the first device of a seat on (the seat may not exist when the global is made).
   void watch(Seat& seat) {
     if (focus_changed_.connected()) return;  // ferry has one seat

@@ -1,17 +1,37 @@
-// wl_data_device_manager v3, minimal: data sources, the seat's selection (clipboard) offered
-// to the keyboard-focused client, receive forwarded to the source. Drag-and-drop is not
-// implemented: start_drag cancels the source at once (clients treat it as a failed drag).
+// wl_data_device_manager v3: data sources, the seat's selection (clipboard) offered to the
+// keyboard-focused client, receive forwarded to the source, and drag-and-drop between
+// Wayland clients with the pointer.
+//
+// Drag-and-drop: start_drag with the serial of the button press that holds the implicit
+// grab starts a Drag, a compositor pointer grab (Seat::PointerGrab): the origin loses the
+// pointer focus, the surface under the cursor gets enter with a new offer (its MIME types
+// and, from v3, the source's actions), motion, and leave when the cursor moves on. The
+// target's accept is forwarded as the source's target event, and its set_actions chooses
+// the action with the source's: the preferred one if both allow it, else the first of copy,
+// move, ask they share (offer.action and source.action tell both). Releasing the last
+// button drops if the target accepted a type (and, from v3, an action): drop to the target,
+// dnd_drop_performed to the source, then leave; the offer stays usable for receive until
+// the target finishes (dnd_finished) or destroys it unfinished (cancelled). Otherwise the
+// source is cancelled. The icon surface (role dnd_icon) is drawn above everything at the
+// pointer plus its offset (attach dx/dy, wl_surface.offset) and takes no input. Without a
+// source only the origin client's surfaces see the drag (no offers). Not yet: drags with
+// touch (refused: the source is cancelled), X11 drags (XDND through Xwayland).
 //
 // Main thread only. DataSource, DataOffer and DataDevice each own their wl_resource and are
 // deleted in its destroy callback. The DataDeviceManager (kept by the Server) lists the
-// devices to send selections to; if it goes first, devices become inert.
+// devices to send selections to; if it goes first, devices become inert. A Drag lives from
+// start_drag until the drop, the source's destruction or the seat's end.
 
 #include <wayland-server-protocol.h>
 
 #include <algorithm>
+#include <cmath>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "core/scene.hpp"
 #include "core/seat.hpp"
 #include "core/server.hpp"
 #include "core/surface.hpp"
@@ -20,6 +40,7 @@
 #include "protocol/wl_seat.hpp"
 #include "util/listener.hpp"
 #include "util/log.hpp"
+#include "util/sat_math.hpp"
 #include "util/unique_fd.hpp"
 
 namespace ferry {
@@ -52,6 +73,27 @@ class DataSource final : public SelectionSource {
   // already used, or if a source meant for drag-and-drop (actions set) becomes a selection.
   bool claim(Use use);
 
+  // Drag-and-drop. The actions it allows: set_actions' mask; before v3 (no set_actions)
+  // copy.
+  uint32_t dnd_actions() const {
+    return wl_resource_get_version(resource_) >= WL_DATA_SOURCE_ACTION_SINCE_VERSION
+               ? actions_
+               : uint32_t(WL_DATA_DEVICE_MANAGER_DND_ACTION_COPY);
+  }
+  void send_target(const char* mime_type) { wl_data_source_send_target(resource_, mime_type); }
+  void send_action(uint32_t action) {
+    if (wl_resource_get_version(resource_) >= WL_DATA_SOURCE_ACTION_SINCE_VERSION)
+      wl_data_source_send_action(resource_, action);
+  }
+  void send_drop_performed() {
+    if (wl_resource_get_version(resource_) >= WL_DATA_SOURCE_DND_DROP_PERFORMED_SINCE_VERSION)
+      wl_data_source_send_dnd_drop_performed(resource_);
+  }
+  void send_finished() {
+    if (wl_resource_get_version(resource_) >= WL_DATA_SOURCE_DND_FINISHED_SINCE_VERSION)
+      wl_data_source_send_dnd_finished(resource_);
+  }
+
  private:
   static void handle_offer(wl_client*, wl_resource* r, const char* mime_type);
   static void handle_set_actions(wl_client*, wl_resource* r, uint32_t actions);
@@ -61,6 +103,7 @@ class DataSource final : public SelectionSource {
   wl_resource* resource_ = nullptr;
   std::vector<std::string> mime_types_;
   bool actions_set_ = false;
+  uint32_t actions_ = 0;
   Use use_ = Use::none;
 };
 
@@ -98,6 +141,7 @@ void DataSource::handle_set_actions(wl_client*, wl_resource* r, uint32_t actions
     return;
   }
   self->actions_set_ = true;
+  self->actions_ = actions;
 }
 
 bool DataSource::claim(Use use) {
@@ -115,25 +159,55 @@ bool DataSource::claim(Use use) {
   return true;
 }
 
-// ---- wl_data_offer (selection offers only) ----
+// ---- wl_data_offer: selection offers, and drag-and-drop offers ----
+
+class Drag;
 
 class DataOffer {
  public:
+  // A selection offer of 'source'.
   DataOffer(wl_client* client, uint32_t version, SelectionSource& source);
+  // A drag-and-drop offer of 'source' made by 'drag'.
+  DataOffer(wl_client* client, uint32_t version, DataSource& source, Drag* drag);
+  ~DataOffer();
   wl_resource* resource() const { return resource_; }
+
+  // Drag-and-drop, for the Drag. Whether a drop would be taken: a type accepted and, from
+  // v3, an action chosen.
+  bool can_drop() const;
+  // The drop went to this offer's client: it may now receive and finish.
+  void dropped();
+  // The pointer left (or the drag ended elsewhere): the offer is inert from now on.
+  void deactivate();
+  // The drag goes away (its offer may outlive it).
+  void forget_drag() { drag_ = nullptr; }
+  bool accepted() const { return accepted_.has_value(); }
 
  private:
   static DataOffer* from_resource(wl_resource* r);
-  static void handle_accept(wl_client*, wl_resource*, uint32_t, const char*) {}
+  static void handle_accept(wl_client*, wl_resource* r, uint32_t serial, const char* mime_type);
   static void handle_receive(wl_client*, wl_resource* r, const char* mime_type, int32_t fd);
   static void handle_finish(wl_client*, wl_resource* r);
-  static void handle_set_actions(wl_client*, wl_resource* r, uint32_t, uint32_t);
+  static void handle_set_actions(wl_client*, wl_resource* r, uint32_t actions, uint32_t preferred);
   static void handle_destroy(wl_resource* r) { delete from_resource(r); }
   static const struct wl_data_offer_interface impl_;
+  // The action both sides allow (offer.action and source.action when it changes).
+  void update_action();
+  bool v3() const {
+    return wl_resource_get_version(resource_) >= WL_DATA_OFFER_ACTION_SINCE_VERSION;
+  }
 
   wl_resource* resource_ = nullptr;
   SelectionSource* source_;  // null once the source is gone
   Listener source_destroy_;
+  // Drag-and-drop only.
+  bool dnd_ = false;
+  DataSource* dnd_source_ = nullptr;  // the same source as a DataSource; null once gone
+  Drag* drag_ = nullptr;              // while it is the drag's current offer
+  bool active_ = false, dropped_ = false, finished_ = false;
+  std::optional<std::string> accepted_;
+  uint32_t actions_ = 0, preferred_ = 0, action_ = 0;
+  bool action_sent_ = false;
 };
 
 const struct wl_data_offer_interface DataOffer::impl_ = {
@@ -148,10 +222,24 @@ DataOffer::DataOffer(wl_client* client, uint32_t version, SelectionSource& sourc
     : source_(&source) {
   source_destroy_.connect(&source.on_destroy, [this](void*) {
     source_ = nullptr;
+    dnd_source_ = nullptr;
     source_destroy_.disconnect();
   });
   resource_ = wl_resource_create(client, &wl_data_offer_interface, int(version), 0);
   if (resource_) wl_resource_set_implementation(resource_, &impl_, this, handle_destroy);
+}
+
+DataOffer::DataOffer(wl_client* client, uint32_t version, DataSource& source, Drag* drag)
+    : DataOffer(client, version, static_cast<SelectionSource&>(source)) {
+  dnd_ = true;
+  dnd_source_ = &source;
+  drag_ = drag;
+  active_ = true;
+  // Before v3 an offer has no actions: it takes a copy, if the source allows one.
+  if (resource_ && !v3()) {
+    actions_ = preferred_ = WL_DATA_DEVICE_MANAGER_DND_ACTION_COPY;
+    update_action();
+  }
 }
 
 DataOffer* DataOffer::from_resource(wl_resource* r) {
@@ -159,20 +247,103 @@ DataOffer* DataOffer::from_resource(wl_resource* r) {
   return static_cast<DataOffer*>(wl_resource_get_user_data(r));
 }
 
+bool DataOffer::can_drop() const {
+  return active_ && dnd_source_ && accepted_ && action_ != 0;
+}
+
+void DataOffer::dropped() {
+  active_ = false;
+  dropped_ = true;
+  drag_ = nullptr;
+}
+
+void DataOffer::deactivate() {
+  active_ = false;
+  drag_ = nullptr;
+}
+
+void DataOffer::update_action() {
+  if (!dnd_source_) return;
+  const uint32_t common = dnd_source_->dnd_actions() & actions_;
+  uint32_t action = 0;
+  if (common & preferred_)
+    action = preferred_;
+  else if (common)
+    action = common & (~common + 1);  // the lowest: copy, then move, then ask
+  if (action == action_ && action_sent_) return;
+  action_ = action;
+  action_sent_ = true;
+  if (v3()) wl_data_offer_send_action(resource_, action);
+  dnd_source_->send_action(action);
+}
+
+void DataOffer::handle_accept(wl_client*, wl_resource* r, uint32_t, const char* mime_type) {
+  DataOffer* self = from_resource(r);
+  if (!self->dnd_ || !self->active_ || !self->dnd_source_) return;  // selection, past drag
+  if (mime_type)
+    self->accepted_ = mime_type;
+  else
+    self->accepted_.reset();
+  self->dnd_source_->send_target(mime_type);
+}
+
 void DataOffer::handle_receive(wl_client*, wl_resource* r, const char* mime_type, int32_t fd) {
   UniqueFd owned(fd);  // ours now; closed here after the source got its dup
   DataOffer* self = from_resource(r);
+  // A drag-and-drop offer gives data while its drag hovers it and after its drop.
+  if (self->dnd_ && !self->active_ && !self->dropped_) return;
+  if (self->finished_) return;
   if (self->source_) self->source_->send(mime_type, std::move(owned));
 }
 
 void DataOffer::handle_finish(wl_client*, wl_resource* r) {
-  wl_resource_post_error(r, WL_DATA_OFFER_ERROR_INVALID_FINISH,
-                         "finish on a selection offer (not drag-and-drop)");
+  DataOffer* self = from_resource(r);
+  const char* why = nullptr;
+  if (!self->dnd_)
+    why = "finish on a selection offer (not drag-and-drop)";
+  else if (!self->dropped_)
+    why = "finish before the drop";
+  else if (self->finished_)
+    why = "finish sent twice";
+  else if (!self->accepted_)
+    why = "finish with no type accepted";
+  else if (self->action_ == 0 || self->action_ == WL_DATA_DEVICE_MANAGER_DND_ACTION_ASK)
+    why = "finish with no action (none or ask) chosen";
+  if (why) {
+    wl_resource_post_error(r, WL_DATA_OFFER_ERROR_INVALID_FINISH, "%s", why);
+    return;
+  }
+  self->finished_ = true;
+  if (self->dnd_source_) self->dnd_source_->send_finished();
 }
 
-void DataOffer::handle_set_actions(wl_client*, wl_resource* r, uint32_t, uint32_t) {
-  wl_resource_post_error(r, WL_DATA_OFFER_ERROR_INVALID_OFFER,
-                         "set_actions on a selection offer (not drag-and-drop)");
+void DataOffer::handle_set_actions(wl_client*, wl_resource* r, uint32_t actions,
+                                   uint32_t preferred) {
+  DataOffer* self = from_resource(r);
+  if (!self->dnd_) {
+    wl_resource_post_error(r, WL_DATA_OFFER_ERROR_INVALID_OFFER,
+                           "set_actions on a selection offer (not drag-and-drop)");
+    return;
+  }
+  if (!self->active_ && !self->dropped_) return;  // a past drag's offer: nothing to choose
+  if (actions & ~kAllActions) {
+    wl_resource_post_error(r, WL_DATA_OFFER_ERROR_INVALID_ACTION_MASK,
+                           "invalid dnd action mask 0x%x", actions);
+    return;
+  }
+  if ((preferred & (preferred - 1)) != 0 || (preferred & ~actions) != 0) {
+    wl_resource_post_error(r, WL_DATA_OFFER_ERROR_INVALID_ACTION,
+                           "preferred action 0x%x is not one action of the mask 0x%x", preferred,
+                           actions);
+    return;
+  }
+  if (self->finished_) {
+    wl_resource_post_error(r, WL_DATA_OFFER_ERROR_INVALID_OFFER, "set_actions after finish");
+    return;
+  }
+  self->actions_ = actions;
+  self->preferred_ = preferred;
+  self->update_action();
 }
 
 // ---- wl_data_device and the manager ----
@@ -193,7 +364,7 @@ class DataDevice {
 
  private:
   static DataDevice* from_resource(wl_resource* r);
-  static void handle_start_drag(wl_client*, wl_resource* r, wl_resource* source,
+  static void handle_start_drag(wl_client* client, wl_resource* r, wl_resource* source,
                                 wl_resource* origin, wl_resource* icon, uint32_t serial);
   static void handle_set_selection(wl_client*, wl_resource* r, wl_resource* source,
                                    uint32_t serial);
@@ -208,7 +379,11 @@ class DataDevice {
 class DataDeviceManager final : public Server::Global {
  public:
   explicit DataDeviceManager(Server& server);
+  ~DataDeviceManager() override;
+  Server& server() const { return server_; }
   SelectionDevices<DataDevice> devices{Seat::Selection::clipboard};
+  // The drag in progress (ferry has one seat); null when none.
+  std::unique_ptr<Drag> drag;
 
  private:
   static void bind(wl_client* client, void* data, uint32_t version, uint32_t id);
@@ -216,6 +391,7 @@ class DataDeviceManager final : public Server::Global {
   static void handle_get_data_device(wl_client* client, wl_resource* r, uint32_t id,
                                      wl_resource* seat);
   static const struct wl_data_device_manager_interface impl_;
+  Server& server_;
 };
 
 const struct wl_data_device_interface DataDevice::impl_ = {
@@ -248,22 +424,261 @@ void DataDevice::send_selection() {
                                   wl_data_device_send_selection);
 }
 
-void DataDevice::handle_start_drag(wl_client*, wl_resource* r, wl_resource* source_resource,
+// ---- drag-and-drop ----
+
+// The drag's icon: above everything, at the pointer plus the offsets its commits carry,
+// shown while it has content; input passes through it.
+class DragIcon final : public View {
+ public:
+  DragIcon(Scene& scene, Surface& surface, double x, double y) : View(scene, surface) {
+    surface.take_dx();  // offsets committed before the drag do not count
+    surface.take_dy();
+    commit_.connect(&surface.on_commit, [this](void*) {
+      dx_ = sat_add(dx_, this->surface().take_dx());
+      dy_ = sat_add(dy_, this->surface().take_dy());
+      place();
+      if (this->surface().has_content())
+        map();
+      else
+        unmap();
+    });
+    follow(x, y);
+    if (surface.has_content()) map();
+  }
+  const char* kind() const override { return "dnd_icon"; }
+  bool wants_focus() const override { return false; }
+  Band band() const override { return Band::drag; }
+  bool accepts_input() const override { return false; }
+  void follow(double x, double y) {
+    px_ = sat_floor_i32(x);
+    py_ = sat_floor_i32(y);
+    place();
+  }
+
+ private:
+  void place() {
+    int32_t x = sat_add(px_, dx_), y = sat_add(py_, dy_);
+    if (x != this->x() || y != this->y()) set_position(x, y);
+  }
+  int32_t px_ = 0, py_ = 0, dx_ = 0, dy_ = 0;
+  Listener commit_;
+};
+
+// A drag in progress: the seat's pointer grab from start_drag to the release of the last
+// button. Owned by the DataDeviceManager; ends (and is deleted) through end().
+class Drag final : public PointerGrab {
+ public:
+  Drag(DataDeviceManager& manager, Seat& seat, wl_client* origin, DataSource* source,
+       Surface* icon);
+  ~Drag() override;
+  // Takes the seat's pointer; false if another grab has it.
+  bool start();
+  void offer_gone(DataOffer* offer) {
+    offers_.erase(std::remove(offers_.begin(), offers_.end(), offer), offers_.end());
+  }
+
+ private:
+  void grab_motion(uint32_t time_ms, double x, double y) override;
+  void grab_button(uint32_t time_ms, uint32_t button, bool pressed) override;
+  void enter(Surface* surface, double sx, double sy);
+  void leave();
+  void drop();
+  // Ends the grab and deletes this Drag.
+  void end();
+  std::vector<DataDevice*> devices_of(wl_client* client) const;
+
+  DataDeviceManager& manager_;
+  Seat& seat_;
+  wl_client* origin_;
+  DataSource* source_;  // null: a drag inside the origin client, without data
+  std::unique_ptr<DragIcon> icon_;
+  Surface* focus_ = nullptr;
+  std::vector<DataOffer*> offers_;  // the focus's, one per data device
+  Listener source_destroy_, icon_destroy_, focus_destroy_, origin_destroy_;
+  bool grabbed_ = false;
+};
+
+Drag::Drag(DataDeviceManager& manager, Seat& seat, wl_client* origin, DataSource* source,
+           Surface* icon)
+    : manager_(manager), seat_(seat), origin_(origin), source_(source) {
+  if (icon)
+    icon_ = std::make_unique<DragIcon>(manager.server().scene(), *icon, seat.pointer_x(),
+                                       seat.pointer_y());
+  // The source's end (the client destroyed it or quit) ends the drag: leave, no drop.
+  if (source_) source_destroy_.connect(&source_->on_destroy, [this](void*) {
+    source_ = nullptr;
+    source_destroy_.disconnect();
+    end();
+  });
+  if (icon_) icon_destroy_.connect(&icon->on_destroy, [this](void*) {
+    icon_destroy_.disconnect();
+    icon_.reset();
+  });
+  focus_destroy_.set_callback([this](void*) {
+    // No leave: the surface is gone. Its offers are of no use now.
+    focus_ = nullptr;
+    focus_destroy_.disconnect();
+    for (DataOffer* o : offers_) o->deactivate();
+    offers_.clear();
+  });
+  // The origin's client going ends a drag without a source too (the seat must be free
+  // before the server takes it down).
+  origin_destroy_.set_callback([this](void*) { end(); });
+  wl_client_add_destroy_listener(origin, origin_destroy_.raw());
+}
+
+Drag::~Drag() {
+  for (DataOffer* o : offers_) o->forget_drag();
+}
+
+bool Drag::start() {
+  if (!seat_.start_pointer_grab(this)) return false;
+  grabbed_ = true;
+  grab_motion(0, seat_.pointer_x(), seat_.pointer_y());
+  return true;
+}
+
+std::vector<DataDevice*> Drag::devices_of(wl_client* client) const {
+  std::vector<DataDevice*> out;
+  for (DataDevice* d : manager_.devices.all())
+    if (d->seat() == &seat_ && wl_resource_get_client(d->resource()) == client) out.push_back(d);
+  return out;
+}
+
+void Drag::grab_motion(uint32_t time_ms, double x, double y) {
+  if (icon_) icon_->follow(x, y);
+  double sx = 0, sy = 0;
+  Surface* target = manager_.server().scene().surface_at(x, y, &sx, &sy);
+  if (target != focus_) {
+    if (focus_) leave();
+    if (target) enter(target, sx, sy);
+    return;
+  }
+  if (!focus_) return;
+  for (DataDevice* d : devices_of(focus_->client()))
+    wl_data_device_send_motion(d->resource(), time_ms, wl_fixed_from_double(sx),
+                               wl_fixed_from_double(sy));
+}
+
+void Drag::enter(Surface* surface, double sx, double sy) {
+  if (!source_ && surface->client() != origin_) return;  // no data: the origin's own drag
+  std::vector<DataDevice*> devices = devices_of(surface->client());
+  if (devices.empty()) return;  // a client without a data device takes no drops
+  focus_ = surface;
+  focus_destroy_.connect(&surface->on_destroy);
+  const uint32_t serial = manager_.server().next_serial();
+  for (DataDevice* d : devices) {
+    wl_resource* offer_resource = nullptr;
+    if (source_) {
+      const auto version = uint32_t(wl_resource_get_version(d->resource()));
+      auto* offer = new DataOffer(surface->client(), version, *source_, this);
+      if (!offer->resource()) {
+        delete offer;
+        wl_client_post_no_memory(surface->client());
+        continue;
+      }
+      offer_resource = offer->resource();
+      wl_data_device_send_data_offer(d->resource(), offer_resource);
+      for (const std::string& m : source_->mime_types())
+        wl_data_offer_send_offer(offer_resource, m.c_str());
+      if (wl_resource_get_version(offer_resource) >= WL_DATA_OFFER_SOURCE_ACTIONS_SINCE_VERSION)
+        wl_data_offer_send_source_actions(offer_resource, source_->dnd_actions());
+      offers_.push_back(offer);
+    }
+    wl_data_device_send_enter(d->resource(), serial, surface->resource(),
+                              wl_fixed_from_double(sx), wl_fixed_from_double(sy), offer_resource);
+  }
+}
+
+void Drag::leave() {
+  bool accepted = false;
+  for (DataOffer* o : offers_) {
+    accepted = accepted || o->accepted();
+    o->deactivate();
+  }
+  offers_.clear();
+  if (focus_)
+    for (DataDevice* d : devices_of(focus_->client())) wl_data_device_send_leave(d->resource());
+  focus_ = nullptr;
+  focus_destroy_.disconnect();
+  if (accepted && source_) source_->send_target(nullptr);  // no one takes it here now
+}
+
+void Drag::drop() {
+  DataOffer* taker = nullptr;
+  for (DataOffer* o : offers_)
+    if (!taker && o->can_drop()) taker = o;
+  const bool performed = focus_ && (source_ ? taker != nullptr : true);
+  if (performed) {
+    for (DataDevice* d : devices_of(focus_->client())) wl_data_device_send_drop(d->resource());
+    if (taker) {
+      offers_.erase(std::remove(offers_.begin(), offers_.end(), taker), offers_.end());
+      taker->dropped();
+    }
+    if (source_) source_->send_drop_performed();
+  } else if (source_) {
+    source_->cancel();
+  }
+  if (focus_) {
+    for (DataOffer* o : offers_) o->deactivate();
+    offers_.clear();
+    for (DataDevice* d : devices_of(focus_->client())) wl_data_device_send_leave(d->resource());
+    focus_ = nullptr;
+    focus_destroy_.disconnect();
+  }
+  end();
+}
+
+void Drag::grab_button(uint32_t, uint32_t, bool pressed) {
+  if (!pressed && seat_.buttons().empty()) drop();
+}
+
+void Drag::end() {
+  if (focus_) leave();
+  origin_destroy_.disconnect();
+  // The grab first: the icon's unmap re-picks the pointer focus, which must not come back
+  // here.
+  if (grabbed_) seat_.end_pointer_grab(this);
+  grabbed_ = false;
+  icon_.reset();
+  manager_.drag.reset();  // deletes this
+}
+
+DataOffer::~DataOffer() {
+  if (drag_) drag_->offer_gone(this);
+  // Dropped, then destroyed unfinished: a v3 target gave up; an older one has no finish.
+  if (dropped_ && !finished_ && dnd_source_) {
+    if (v3())
+      dnd_source_->cancel();
+    else
+      dnd_source_->send_finished();
+  }
+}
+
+void DataDevice::handle_start_drag(wl_client* client, wl_resource* r, wl_resource* source_resource,
                                    wl_resource* origin, wl_resource* icon_resource,
                                    uint32_t serial) {
   DataDevice* self = from_resource(r);
-  if (icon_resource) {
-    Surface* icon = Surface::from_resource(icon_resource);
-    if (icon && !icon->set_role("dnd_icon", r, WL_DATA_DEVICE_ERROR_ROLE)) return;
-  }
+  Surface* icon = icon_resource ? Surface::from_resource(icon_resource) : nullptr;
+  if (icon && !icon->set_role("dnd_icon", r, WL_DATA_DEVICE_ERROR_ROLE)) return;
   DataSource* source = DataSource::from_resource(source_resource);
   if (source && !source->claim(DataSource::Use::drag)) return;
   Surface* origin_surface = origin ? Surface::from_resource(origin) : nullptr;
-  bool grabbed = self && self->seat_ && self->seat_->has_implicit_grab(origin_surface, serial);
-  // No drag-and-drop yet: without a matching grab the spec lets us refuse; with one we
-  // still end the drag at once rather than leave the client waiting.
-  if (grabbed) log_debug("data device: drag-and-drop not supported, cancelling");
-  if (source) source->cancel();
+  Seat* seat = self ? self->seat_ : nullptr;
+  // Only with the implicit grab of the button press whose serial it names (touch drags are
+  // not supported), and one drag at a time; else the source is cancelled.
+  if (!seat || !self->manager_ || self->manager_->drag || seat->pointer_grab() ||
+      !seat->has_implicit_grab(origin_surface, serial)) {
+    log_debug("data device: start_drag refused (no matching pointer grab)");
+    if (source) source->cancel();
+    return;
+  }
+  DataDeviceManager& manager = *self->manager_;
+  manager.drag = std::make_unique<Drag>(manager, *seat, client, source, icon);
+  if (!manager.drag->start()) {
+    manager.drag.reset();
+    if (source) source->cancel();
+  }
 }
 
 void DataDevice::handle_set_selection(wl_client*, wl_resource* r, wl_resource* source_resource,
@@ -285,7 +700,9 @@ const struct wl_data_device_manager_interface DataDeviceManager::impl_ = {
     .get_data_device = DataDeviceManager::handle_get_data_device,
 };
 
-DataDeviceManager::DataDeviceManager(Server& server) {
+DataDeviceManager::~DataDeviceManager() = default;
+
+DataDeviceManager::DataDeviceManager(Server& server) : server_(server) {
   // The seat may not exist yet (Server::init order), so seats are watched from their first
   // get_data_device on.
   wl_global_create(server.display(), &wl_data_device_manager_interface, kManagerVersion, this,
