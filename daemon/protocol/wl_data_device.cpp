@@ -273,6 +273,7 @@ void DataOffer::update_action() {
   if (action == action_ && action_sent_) return;
   action_ = action;
   action_sent_ = true;
+  log_debug("drag-and-drop: wl_data_offer@%u action 0x%x", wl_resource_get_id(resource_), action);
   if (v3()) wl_data_offer_send_action(resource_, action);
   dnd_source_->send_action(action);
 }
@@ -280,10 +281,12 @@ void DataOffer::update_action() {
 void DataOffer::handle_accept(wl_client*, wl_resource* r, uint32_t, const char* mime_type) {
   DataOffer* self = from_resource(r);
   if (!self->dnd_ || !self->active_ || !self->dnd_source_) return;  // selection, past drag
-  if (mime_type)
-    self->accepted_ = mime_type;
-  else
-    self->accepted_.reset();
+  std::optional<std::string> accepted;
+  if (mime_type) accepted = mime_type;
+  if (accepted != self->accepted_)
+    log_debug("drag-and-drop: wl_data_offer@%u accepts %s", wl_resource_get_id(r),
+              mime_type ? mime_type : "nothing");
+  self->accepted_ = std::move(accepted);
   self->dnd_source_->send_target(mime_type);
 }
 
@@ -314,6 +317,7 @@ void DataOffer::handle_finish(wl_client*, wl_resource* r) {
     return;
   }
   self->finished_ = true;
+  log_debug("drag-and-drop: finished (action 0x%x)", self->action_);
   if (self->dnd_source_) self->dnd_source_->send_finished();
 }
 
@@ -534,6 +538,9 @@ Drag::~Drag() {
 bool Drag::start() {
   if (!seat_.start_pointer_grab(this)) return false;
   grabbed_ = true;
+  log_debug("drag-and-drop: started, %zu types, actions 0x%x%s",
+            source_ ? source_->mime_types().size() : size_t(0),
+            source_ ? source_->dnd_actions() : 0u, source_ ? "" : " (no source)");
   grab_motion(0, seat_.pointer_x(), seat_.pointer_y());
   return true;
 }
@@ -609,6 +616,12 @@ void Drag::drop() {
   for (DataOffer* o : offers_)
     if (!taker && o->can_drop()) taker = o;
   const bool performed = focus_ && (source_ ? taker != nullptr : true);
+  if (focus_)
+    log_debug("drag-and-drop: %s on wl_surface@%u%s", performed ? "dropped" : "cancelled",
+              wl_resource_get_id(focus_->resource()),
+              performed ? "" : " (no type and action accepted)");
+  else
+    log_debug("drag-and-drop: cancelled (released over no drop target)");
   if (performed) {
     for (DataDevice* d : devices_of(focus_->client())) wl_data_device_send_drop(d->resource());
     if (taker) {

@@ -1,9 +1,12 @@
 // zwlr_virtual_pointer_v1: one client drives the pointer another client's window sees.
+// Also drag-and-drop with a real client (weston-dnd) driven by a virtual pointer.
 // Events wait for the frame request, then arrive in order through the seat; bad axes and
 // axis sources are protocol errors with the protocol's codes.
 #include <gtest/gtest.h>
 #include <linux/input-event-codes.h>
 
+#include <algorithm>
+#include <chrono>
 #include <climits>
 #include <string>
 #include <vector>
@@ -14,6 +17,8 @@
 
 namespace ferry::itest {
 namespace {
+
+using namespace std::chrono_literals;
 
 constexpr int32_t kOutW = 320, kOutH = 240;
 
@@ -91,6 +96,76 @@ class VirtualPointer : public ::testing::Test {
   zwlr_virtual_pointer_manager_v1* manager_ = nullptr;
   zwlr_virtual_pointer_v1* vp_ = nullptr;
 };
+
+// Drag-and-drop with a real client: Debian's weston-dnd (a 4x4 grid of 64x64 cells 80
+// pixels apart, flowers on a checkerboard, in a window ferry places at (32, 32) whose
+// content starts 6, 27 inside its decoration) driven by a virtual pointer. The flower of
+// row 0, column 1 is dragged to the empty cell left of it: weston-dnd accepts its flower
+// type there with the move action, receives the flower's data on the drop and finishes;
+// as a move, the flower then leaves its old cell.
+TEST(VirtualPointerDrag, WestonDndMovesAFlowerToAnEmptyCell) {
+  Ferryd f;
+  ASSERT_TRUE(f.start({"--output", "640x480@60", "--log-level", "debug"}));
+  Child dnd = f.run_client({"weston-dnd"}, "weston-dnd");
+  std::string err;
+  auto c = WlClient::connect(f.socket_path(), &err);
+  ASSERT_TRUE(c) << err;
+  auto cell = [](int col, int row) {
+    return std::pair<int, int>{32 + 6 + 16 + col * 80 + 32, 32 + 27 + 16 + row * 80 + 32};
+  };
+  // A flower's centre is always inside its fill (alpha and every channel at least 0.5:
+  // at least 64 in every channel); an empty cell is the window's 80 % black over ferry's
+  // background (below 20).
+  auto brightest = [](const Image& img, std::pair<int, int> at) {
+    const uint8_t* p = img.pixel(at.first, at.second);
+    return std::max({p[0], p[1], p[2]});
+  };
+  auto occupied = [&](const Image& img, std::pair<int, int> at) { return brightest(img, at) > 40; };
+  const auto from = cell(1, 0), to = cell(0, 0);
+  Image img;
+  ASSERT_TRUE(wait_until([&] {
+    return c->capture(0, &img, &err) && brightest(img, to) < 20 && occupied(img, from);
+  }, 30s)) << "weston-dnd's window never showed\n" << f.log() << dnd.log();
+
+  auto* manager = static_cast<zwlr_virtual_pointer_manager_v1*>(
+      c->bind(&zwlr_virtual_pointer_manager_v1_interface, 2));
+  ASSERT_TRUE(manager);
+  zwlr_virtual_pointer_v1* vp =
+      zwlr_virtual_pointer_manager_v1_create_virtual_pointer(manager, nullptr);
+  uint32_t t = 1;
+  auto move = [&](int x, int y) {
+    zwlr_virtual_pointer_v1_motion_absolute(vp, t++, uint32_t(x), uint32_t(y), 640, 480);
+    zwlr_virtual_pointer_v1_frame(vp);
+    ASSERT_GE(c->roundtrip(), 0);
+  };
+  auto button = [&](bool pressed) {
+    zwlr_virtual_pointer_v1_button(vp, t++, BTN_LEFT, pressed ? 1 : 0);
+    zwlr_virtual_pointer_v1_frame(vp);
+    ASSERT_GE(c->roundtrip(), 0);
+  };
+  move(from.first, from.second);
+  button(true);
+  auto logged = [&](const char* line) { return f.log().find(line) != std::string::npos; };
+  ASSERT_TRUE(wait_until([&] { return logged("drag-and-drop: started"); }, 30s)) << f.log();
+  for (int x = from.first - 20; x > to.first; x -= 20) move(x, from.second);
+  move(to.first, to.second);
+  ASSERT_TRUE(wait_until([&] {
+    return logged("accepts application/x-wayland-dnd-flower") && logged("action 0x2");
+  }, 30s)) << f.log() << dnd.log();
+  button(false);
+  ASSERT_TRUE(wait_until([&] { return logged("drag-and-drop: finished (action 0x2)"); }, 30s))
+      << f.log() << dnd.log();
+  EXPECT_TRUE(logged("drag-and-drop: dropped on wl_surface@"));
+  // The flower moved: its old cell empties, the new one fills.
+  EXPECT_TRUE(wait_until([&] {
+    return c->capture(0, &img, &err) && occupied(img, to) && !occupied(img, from);
+  }, 30s)) << "from " << occupied(img, from) << ", to " << occupied(img, to);
+  EXPECT_TRUE(dnd.running()) << dnd.log();
+  zwlr_virtual_pointer_v1_destroy(vp);
+  zwlr_virtual_pointer_manager_v1_destroy(manager);
+  c.reset();
+  EXPECT_EQ(f.stop(), 0) << f.log();
+}
 
 TEST_F(VirtualPointer, EventsWaitForTheFrameThenArriveInOrder) {
   log_.events.clear();
