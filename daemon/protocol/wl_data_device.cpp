@@ -172,8 +172,8 @@ class DataOffer {
   ~DataOffer();
   wl_resource* resource() const { return resource_; }
 
-  // Drag-and-drop, for the Drag. Whether a drop would be taken: a type accepted and, from
-  // v3, an action chosen.
+  // Drag-and-drop, for the Drag. Whether a drop would be taken: a type accepted and an
+  // action both sides allow (an offer older than v3 has no set_actions: it takes copy).
   bool can_drop() const;
   // The drop went to this offer's client: it may now receive and finish.
   void dropped();
