@@ -497,6 +497,7 @@ class Drag final : public PointerGrab {
   DataSource* source_;  // null: a drag inside the origin client, without data
   std::unique_ptr<DragIcon> icon_;
   Surface* focus_ = nullptr;
+  wl_fixed_t focus_x_ = 0, focus_y_ = 0;  // the last position sent to it
   std::vector<DataOffer*> offers_;  // the focus's, one per data device
   Listener source_destroy_, icon_destroy_, focus_destroy_, origin_destroy_;
   bool grabbed_ = false;
@@ -561,10 +562,14 @@ void Drag::grab_motion(uint32_t time_ms, double x, double y) {
     if (target) enter(target, sx, sy);
     return;
   }
-  if (!focus_) return;
+  // Only a real move: a commit under a still pointer calls this too (Seat::rebase_pointer),
+  // and a target that redraws on each motion must not be sent one for each of its commits.
+  const wl_fixed_t fx = wl_fixed_from_double(sx), fy = wl_fixed_from_double(sy);
+  if (!focus_ || (fx == focus_x_ && fy == focus_y_)) return;
+  focus_x_ = fx;
+  focus_y_ = fy;
   for (DataDevice* d : devices_of(focus_->client()))
-    wl_data_device_send_motion(d->resource(), time_ms, wl_fixed_from_double(sx),
-                               wl_fixed_from_double(sy));
+    wl_data_device_send_motion(d->resource(), time_ms, fx, fy);
 }
 
 void Drag::enter(Surface* surface, double sx, double sy) {
@@ -573,6 +578,8 @@ void Drag::enter(Surface* surface, double sx, double sy) {
   if (devices.empty()) return;  // a client without a data device takes no drops
   focus_ = surface;
   focus_destroy_.connect(&surface->on_destroy);
+  focus_x_ = wl_fixed_from_double(sx);
+  focus_y_ = wl_fixed_from_double(sy);
   const uint32_t serial = manager_.server().next_serial();
   for (DataDevice* d : devices) {
     wl_resource* offer_resource = nullptr;

@@ -7,7 +7,7 @@
 namespace ferry {
 namespace {
 
-// What one client hears of drag-and-drop, in order, as text ("enter 20,30", "offer
+// What one client hears of drag-and-drop, in order, as text ("enter 20,25", "offer
 // text/plain", "action 2", ...), from its data device, its offers and its source.
 struct DndLog {
   std::vector<std::string> events;
@@ -81,31 +81,30 @@ constexpr uint32_t kMove = WL_DATA_DEVICE_MANAGER_DND_ACTION_MOVE;
 
 class DragTest : public SeatTest {
  protected:
-  // A client with a pointer, a data device logging into 'log', and a 200x100 window whose
-  // top-left corner is put at layout (x, y).
+  // A client with a pointer, a data device logging into 'log', and a 30x30 window at its
+  // layout position (x, y): windows cascade 32 pixels apart, so two never overlap.
   struct Side {
     Client* c = nullptr;
     std::unique_ptr<Window> win;
     Surface* server_surface = nullptr;
     wl_data_device* device = nullptr;
+    int32_t x = 0, y = 0;
     DndLog log;
   };
-  void make_side(Side& s, int32_t x, int32_t y) {
+  void make_side(Side& s) {
     s.c = &connect();
     wl_pointer* p = s.c->track(wl_seat_get_pointer(s.c->seat));
     wl_pointer_add_listener(p, &pointer_listener, s.c);
     s.device = s.c->track(wl_data_device_manager_get_data_device(s.c->ddm, s.c->seat));
     wl_data_device_add_listener(s.device, &dnd_device_listener, &s.log);
-    s.win = map_window(*s.c, 200, 100);
+    s.win = map_window(*s.c, 30, 30);
     s.server_surface = last_server_surface();
-    View* v = server_->scene().view_of(*s.server_surface);
-    ASSERT_NE(v, nullptr);
-    v->set_position(x, y);
+    ASSERT_TRUE(origin_of(s.server_surface, &s.x, &s.y));
     settle();
   }
-  // Presses the left button over 'from' at (20, 30) and returns the press's serial.
+  // Presses the left button over 'from' at (20, 25) and returns the press's serial.
   uint32_t press_on(Side& from) {
-    input_->move_to(20 + 20, 30 + 20);  // 'from' is placed at (20, 20)
+    input_->move_to(from.x + 20, from.y + 25);
     input_->press(BTN_LEFT);
     settle();
     std::vector<Event> buttons = only(from.c->pointer_events, "button");
@@ -155,8 +154,8 @@ class DragTest : public SeatTest {
 // leave, the data crossing through receive, finish; the icon follows the pointer above
 // everything and takes no input; the pointer focus comes back after the drop.
 TEST_F(DragTest, DragBetweenTwoClientsNegotiatesDropsAndTransfers) {
-  make_side(a_, 20, 20);
-  make_side(b_, 400, 300);
+  make_side(a_);
+  make_side(b_);
   uint32_t serial = press_on(a_);
   wl_data_source* src = make_source(a_, kCopy | kMove);
   wl_surface* icon = make_icon(a_);
@@ -165,27 +164,34 @@ TEST_F(DragTest, DragBetweenTwoClientsNegotiatesDropsAndTransfers) {
   settle();
   // The origin lost the pointer; the drag hovers it (its own window takes drops too).
   ASSERT_EQ(only(a_.c->pointer_events, "leave").size(), 1u);
-  EXPECT_EQ(a_.log.count("enter 20,30"), 1u) << a_.log.events.size();
+  EXPECT_EQ(a_.log.count("enter 20,25"), 1u) << a_.log.events.size();
   SceneItem top = top_item();
   ASSERT_NE(top.surface, nullptr);
   EXPECT_NE(top.surface, a_.server_surface);
-  EXPECT_EQ(top.box, (Rect{40, 50, 16, 16})) << "the icon at the pointer";
+  EXPECT_EQ(top.box, (Rect{a_.x + 20, a_.y + 25, 16, 16})) << "the icon at the pointer";
   EXPECT_FALSE(top.input) << "the icon takes no input";
 
   // Over B: a new offer with the source's types and actions, then enter.
   b_.log.events.clear();
-  input_->move_to(400 + 50, 300 + 60);
+  input_->move_to(b_.x + 10, b_.y + 12);
   settle();
   EXPECT_EQ(a_.log.count("leave"), 1u);
   EXPECT_EQ(b_.log.events,
             (std::vector<std::string>{"data_offer", "offer text/plain;charset=utf-8",
-                                      "offer text/uri-list", "source_actions 3", "enter 50,60"}));
+                                      "offer text/uri-list", "source_actions 3", "enter 10,12"}));
   EXPECT_EQ(b_.log.entered, b_.win->surface);
-  EXPECT_EQ(top_item().box, (Rect{450, 360, 16, 16}));
+  EXPECT_EQ(top_item().box, (Rect{b_.x + 10, b_.y + 12, 16, 16}));
   double sx = 0, sy = 0;
-  EXPECT_EQ(server_->scene().surface_at(455, 365, &sx, &sy), b_.server_surface)
+  EXPECT_EQ(server_->scene().surface_at(b_.x + 15, b_.y + 15, &sx, &sy), b_.server_surface)
       << "input passes through the icon";
   EXPECT_TRUE(only(b_.c->pointer_events, "enter").empty()) << "no wl_pointer focus in a drag";
+
+  // B redrawing under the still pointer hears no motion for it.
+  wl_surface_attach(b_.win->surface, make_buffer(*b_.c, 30, 30, 0xff00ff00), 0, 0);
+  wl_surface_damage_buffer(b_.win->surface, 0, 0, 30, 30);
+  wl_surface_commit(b_.win->surface);
+  settle();
+  EXPECT_EQ(b_.log.count("motion"), 0u);
 
   // B takes text as a move; A hears the target and the action.
   a_.log.events.clear();
@@ -197,9 +203,9 @@ TEST_F(DragTest, DragBetweenTwoClientsNegotiatesDropsAndTransfers) {
   EXPECT_EQ(a_.log.events,
             (std::vector<std::string>{"target text/plain;charset=utf-8", "source action 2"}));
 
-  input_->move_to(400 + 70, 300 + 65);
+  input_->move_to(b_.x + 15, b_.y + 20);
   settle();
-  EXPECT_EQ(b_.log.events.back(), "motion 70,65");
+  EXPECT_EQ(b_.log.events.back(), "motion 15,20");
 
   // Release: drop, then leave; the source learns the drop was performed.
   a_.log.events.clear();
@@ -240,18 +246,18 @@ TEST_F(DragTest, DragBetweenTwoClientsNegotiatesDropsAndTransfers) {
 // Released over a window that accepted nothing: no drop, the source is cancelled. Moving
 // off a window sends it leave; over the background nobody hears anything.
 TEST_F(DragTest, NoAcceptedTypeCancelsTheSource) {
-  make_side(a_, 20, 20);
-  make_side(b_, 400, 300);
+  make_side(a_);
+  make_side(b_);
   uint32_t serial = press_on(a_);
   wl_data_source* src = make_source(a_, kCopy);
   wl_data_device_start_drag(a_.device, src, a_.win->surface, nullptr, serial);
-  input_->move_to(450, 350);
+  input_->move_to(b_.x + 10, b_.y + 10);
   settle();
   ASSERT_EQ(b_.log.count("enter"), 1u);
-  input_->move_to(700, 50);  // the background
+  input_->move_to(700, 500);  // the background
   settle();
   EXPECT_EQ(b_.log.count("leave"), 1u);
-  input_->move_to(450, 350);
+  input_->move_to(b_.x + 10, b_.y + 10);
   settle();
   EXPECT_EQ(b_.log.count("enter"), 2u) << "a second enter, with a new offer";
   EXPECT_EQ(b_.log.count("data_offer"), 2u);
@@ -269,15 +275,15 @@ TEST_F(DragTest, NoAcceptedTypeCancelsTheSource) {
 // start_drag without the serial of the button press holding the grab is refused: the source
 // is cancelled and the pointer stays with the client.
 TEST_F(DragTest, RefusedWithoutTheGrabSerial) {
-  make_side(a_, 20, 20);
-  make_side(b_, 400, 300);
+  make_side(a_);
+  make_side(b_);
   uint32_t serial = press_on(a_);
   wl_data_source* src = make_source(a_, kCopy);
   wl_data_device_start_drag(a_.device, src, a_.win->surface, nullptr, serial + 100);
   settle();
   EXPECT_EQ(a_.log.events, (std::vector<std::string>{"cancelled"}));
   a_.c->pointer_events.clear();
-  input_->move_to(30, 40);
+  input_->move_to(a_.x + 2, a_.y + 5);
   settle();
   EXPECT_EQ(only(a_.c->pointer_events, "motion").size(), 1u) << "no grab was taken";
   EXPECT_EQ(server_->seat().pointer_grab(), nullptr);
@@ -285,13 +291,13 @@ TEST_F(DragTest, RefusedWithoutTheGrabSerial) {
 
 // The source destroyed mid-drag ends the drag: leave to the target, the pointer back.
 TEST_F(DragTest, SourceDestroyedMidDragEndsTheDrag) {
-  make_side(a_, 20, 20);
-  make_side(b_, 400, 300);
+  make_side(a_);
+  make_side(b_);
   uint32_t serial = press_on(a_);
   wl_data_source* src = make_source(a_, kCopy);
   wl_surface* icon = make_icon(a_);
   wl_data_device_start_drag(a_.device, src, a_.win->surface, icon, serial);
-  input_->move_to(450, 350);
+  input_->move_to(b_.x + 10, b_.y + 10);
   settle();
   ASSERT_EQ(b_.log.count("enter"), 1u);
   b_.c->pointer_events.clear();
@@ -309,16 +315,16 @@ TEST_F(DragTest, SourceDestroyedMidDragEndsTheDrag) {
 
 // The icon's offset: attach dx/dy move it relative to the pointer, and keep doing so.
 TEST_F(DragTest, IconOffsetFollowsAttachOffsets) {
-  make_side(a_, 20, 20);
+  make_side(a_);
   uint32_t serial = press_on(a_);
   wl_surface* icon = make_icon(a_);
   wl_data_device_start_drag(a_.device, make_source(a_, kCopy), a_.win->surface, icon, serial);
   settle();
-  EXPECT_EQ(top_item().box, (Rect{40, 50, 16, 16}));
+  EXPECT_EQ(top_item().box, (Rect{a_.x + 20, a_.y + 25, 16, 16}));
   wl_surface_attach(icon, make_buffer(*a_.c, 16, 16, 0xff00ff00), -8, -6);
   wl_surface_commit(icon);
   settle();
-  EXPECT_EQ(top_item().box, (Rect{32, 44, 16, 16}));
+  EXPECT_EQ(top_item().box, (Rect{a_.x + 12, a_.y + 19, 16, 16}));
   input_->move_to(100, 100);
   settle();
   EXPECT_EQ(top_item().box, (Rect{92, 94, 16, 16}));
@@ -332,17 +338,17 @@ TEST_F(DragTest, IconOffsetFollowsAttachOffsets) {
 // Without a source the drag stays in its client: others get no enter, the origin gets
 // enter without an offer, and the release drops there.
 TEST_F(DragTest, WithoutASourceOnlyTheOriginHearsOfIt) {
-  make_side(a_, 20, 20);
-  make_side(b_, 400, 300);
+  make_side(a_);
+  make_side(b_);
   uint32_t serial = press_on(a_);
   wl_data_device_start_drag(a_.device, nullptr, a_.win->surface, nullptr, serial);
   settle();
-  EXPECT_EQ(a_.log.count("enter 20,30 no-offer"), 1u);
-  input_->move_to(450, 350);
+  EXPECT_EQ(a_.log.count("enter 20,25 no-offer"), 1u);
+  input_->move_to(b_.x + 10, b_.y + 10);
   settle();
   EXPECT_EQ(a_.log.count("leave"), 1u);
   EXPECT_EQ(b_.log.count("enter"), 0u);
-  input_->move_to(60, 60);
+  input_->move_to(a_.x + 5, a_.y + 5);
   input_->release(BTN_LEFT);
   settle();
   EXPECT_EQ(a_.log.events.back(), "leave");
@@ -374,11 +380,11 @@ TEST_F(DragTest, OfferMisuseIsAProtocolError) {
     // Kept until the clients disconnect (their listeners point at the logs).
     Side& a = *sides_.emplace_back(std::make_unique<Side>());
     Side& b = *sides_.emplace_back(std::make_unique<Side>());
-    make_side(a, 20, 20);
-    make_side(b, 400, 300);
+    make_side(a);
+    make_side(b);
     uint32_t serial = press_on(a);
     wl_data_device_start_drag(a.device, make_source(a, kCopy), a.win->surface, nullptr, serial);
-    input_->move_to(450, 350);
+    input_->move_to(b.x + 10, b.y + 10);
     settle();
     ASSERT_NE(b.log.offer, nullptr);
     k.misuse(b.log.offer, b.log.enter_serial);
@@ -390,7 +396,7 @@ TEST_F(DragTest, OfferMisuseIsAProtocolError) {
     settle();
     EXPECT_EQ(server_->seat().pointer_grab(), nullptr);
     EXPECT_EQ(a.log.count("cancelled"), 1u) << "the target died: nothing dropped";
-    input_->move_to(0, 0);
+    input_->move_to(700, 500);
     settle();
   }
 }
