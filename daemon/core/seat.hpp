@@ -129,6 +129,17 @@ class PointerGrab {
   virtual void grab_button(uint32_t time_ms, uint32_t button, bool pressed) = 0;
 };
 
+// A grab of one touch point by the compositor (drag-and-drop with a finger): the point's
+// motion and its lift go to the grab, and no client hears of that point any more.
+class TouchGrab {
+ public:
+  virtual ~TouchGrab() = default;
+  virtual void grab_touch_motion(uint32_t time_ms, double x, double y) = 0;  // layout
+  virtual void grab_touch_up(uint32_t time_ms) = 0;
+  // The compositor took the points (touch_cancel): the grab must end.
+  virtual void grab_touch_cancel() = 0;
+};
+
 class Seat final : public InputSink {
  public:
   // keyboard may be null (keymap failed to compile): the seat then has no keyboard capability.
@@ -220,6 +231,15 @@ class Seat final : public InputSink {
   bool ever_had_touch() const { return ever_had_touch_; }
   // The surface a touch point went down on (null if none or the point is unknown).
   Surface* touch_focus(int32_t id) const;
+  // Whether the touch point whose down had 'serial' went down on 'origin' and is still
+  // down; its id and layout position out.
+  bool touch_point_of(const Surface* origin, uint32_t serial, int32_t* id, double* x,
+                      double* y) const;
+  // Gives point 'id' to 'grab' (its surface's client hears no more of it); false if the
+  // point is unknown or another touch grab is active.
+  bool start_touch_grab(TouchGrab* grab, int32_t id);
+  void end_touch_grab(TouchGrab* grab);
+  TouchGrab* touch_grab() const { return touch_grab_; }
 
   // Pointer constraints: registered by their protocol objects; at most one per surface.
   void add_constraint(PointerConstraint* c);
@@ -338,13 +358,17 @@ class Seat final : public InputSink {
   // A touch point lives from down to up/cancel; it stays with the surface it went down on.
   struct TouchPoint {
     int32_t id = 0;
-    Surface* surface = nullptr;  // null once that surface is destroyed
+    Surface* surface = nullptr;  // null once that surface is destroyed (or a grab took it)
     Listener surface_destroy;
+    uint32_t serial = 0;  // of its down
+    double x = 0, y = 0;  // layout, the latest
   };
   std::vector<std::unique_ptr<TouchPoint>> touch_points_;
   std::vector<wl_client*> touch_frame_clients_;  // clients owed a wl_touch.frame
   int touch_devices_ = 0;
   bool ever_had_touch_ = false;
+  TouchGrab* touch_grab_ = nullptr;
+  int32_t touch_grab_id_ = 0;
 
   struct SelectionSlot {
     SelectionSource* source = nullptr;

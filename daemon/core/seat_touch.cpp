@@ -37,6 +37,35 @@ Surface* Seat::touch_focus(int32_t id) const {
   return nullptr;
 }
 
+bool Seat::touch_point_of(const Surface* origin, uint32_t serial, int32_t* id, double* x,
+                          double* y) const {
+  for (auto& p : touch_points_) {
+    if (!origin || p->surface != origin || p->serial != serial) continue;
+    *id = p->id;
+    *x = p->x;
+    *y = p->y;
+    return true;
+  }
+  return false;
+}
+
+bool Seat::start_touch_grab(TouchGrab* grab, int32_t id) {
+  if (touch_grab_) return false;
+  for (auto& p : touch_points_) {
+    if (p->id != id) continue;
+    p->surface = nullptr;  // its client hears no more of it
+    p->surface_destroy.disconnect();
+    touch_grab_ = grab;
+    touch_grab_id_ = id;
+    return true;
+  }
+  return false;
+}
+
+void Seat::end_touch_grab(TouchGrab* grab) {
+  if (touch_grab_ == grab) touch_grab_ = nullptr;
+}
+
 void Seat::touch_down(uint32_t time_ms, int32_t id, double x, double y) {
   for (auto& p : touch_points_)
     if (p->id == id) return;  // already down: a source bug, not the client's
@@ -46,6 +75,8 @@ void Seat::touch_down(uint32_t time_ms, int32_t id, double x, double y) {
   auto point = std::make_unique<TouchPoint>();
   point->id = id;
   point->surface = target;
+  point->x = x;
+  point->y = y;
   TouchPoint* raw = point.get();
   if (target) {
     point->surface_destroy.set_callback([this, raw](void* data) {
@@ -73,6 +104,7 @@ void Seat::touch_down(uint32_t time_ms, int32_t id, double x, double y) {
   }
   if (!raw->surface) return;  // focus change made its client destroy it
   uint32_t serial = server_.next_serial();
+  raw->serial = serial;
   note_user_action(target->client(), serial);
   for (wl_resource* t : touch_resources_) {
     if (!same_client(t, target)) continue;
@@ -87,9 +119,16 @@ void Seat::touch_down(uint32_t time_ms, int32_t id, double x, double y) {
 void Seat::touch_motion(uint32_t time_ms, int32_t id, double x, double y) {
   auto it = std::find_if(touch_points_.begin(), touch_points_.end(),
                          [id](const auto& p) { return p->id == id; });
-  if (it == touch_points_.end() || !(*it)->surface) return;
-  Surface* s = (*it)->surface;
+  if (it == touch_points_.end()) return;
   clamp_to_outputs(&x, &y);
+  (*it)->x = x;
+  (*it)->y = y;
+  if (touch_grab_ && id == touch_grab_id_) {
+    touch_grab_->grab_touch_motion(time_ms, x, y);
+    return;
+  }
+  if (!(*it)->surface) return;
+  Surface* s = (*it)->surface;
   int32_t ox = 0, oy = 0;
   if (!server_.scene().surface_origin(*s, &ox, &oy)) return;  // unmapped meanwhile
   for (wl_resource* t : touch_resources_) {
@@ -118,6 +157,7 @@ void Seat::touch_up(uint32_t time_ms, int32_t id) {
         touch_frame_clients_.push_back(s->client());
     }
     end_touch_point(i);
+    if (touch_grab_ && id == touch_grab_id_) touch_grab_->grab_touch_up(time_ms);
     return;
   }
 }
@@ -130,6 +170,7 @@ void Seat::touch_frame() {
 }
 
 void Seat::touch_cancel() {
+  if (touch_grab_) touch_grab_->grab_touch_cancel();  // it ends the grab
   std::vector<wl_client*> clients;
   for (auto& p : touch_points_)
     if (p->surface && std::find(clients.begin(), clients.end(), p->surface->client()) == clients.end())

@@ -1,6 +1,6 @@
 // wl_data_device_manager v3: data sources, the seat's selection (clipboard) offered to the
 // keyboard-focused client, receive forwarded to the source, and drag-and-drop between
-// Wayland clients with the pointer.
+// Wayland clients with the pointer or a finger.
 //
 // Drag-and-drop: start_drag with the serial of the button press that holds the implicit
 // grab starts a Drag, a compositor pointer grab (Seat::PointerGrab): the origin loses the
@@ -9,18 +9,20 @@
 // target's accept is forwarded as the source's target event, and its set_actions chooses
 // the action with the source's: the preferred one if both allow it, else the first of copy,
 // move, ask they share (offer.action and source.action tell both). Releasing the last
-// button drops if the target accepted a type (and, from v3, an action): drop to the target,
+// button drops if the target accepted a type and an action: drop to the target,
 // dnd_drop_performed to the source, then leave; the offer stays usable for receive until
 // the target finishes (dnd_finished) or destroys it unfinished (cancelled). Otherwise the
-// source is cancelled. The icon surface (role dnd_icon) is drawn above everything at the
-// pointer plus its offset (attach dx/dy, wl_surface.offset) and takes no input. Without a
-// source only the origin client's surfaces see the drag (no offers). Not yet: drags with
-// touch (refused: the source is cancelled), X11 drags (XDND through Xwayland).
+// source is cancelled. With the serial of a touch down whose point is still down, the
+// Drag grabs that point instead (Seat::TouchGrab): it moves the drag, its lift drops, and
+// the origin hears no more of it; a touch cancel cancels the drag. The icon surface (role
+// dnd_icon) is drawn above everything at the pointer (or finger) plus its offset (attach
+// dx/dy, wl_surface.offset) and takes no input. Without a source only the origin client's
+// surfaces see the drag (no offers). Not yet: X11 drags (XDND through Xwayland).
 //
 // Main thread only. DataSource, DataOffer and DataDevice each own their wl_resource and are
 // deleted in its destroy callback. The DataDeviceManager (kept by the Server) lists the
 // devices to send selections to; if it goes first, devices become inert. A Drag lives from
-// start_drag until the drop, the source's destruction or the seat's end.
+// start_drag until the drop, the source's destruction or the origin client's end.
 
 #include <wayland-server-protocol.h>
 
@@ -469,13 +471,19 @@ class DragIcon final : public View {
 };
 
 // A drag in progress: the seat's pointer grab from start_drag to the release of the last
-// button. Owned by the DataDeviceManager; ends (and is deleted) through end().
-class Drag final : public PointerGrab {
+// button, or its grab of the touch point the drag began with, to that point's lift. Owned
+// by the DataDeviceManager; ends (and is deleted) through end().
+class Drag final : public PointerGrab, public TouchGrab {
  public:
+  // Where the drag began: the pointer, or a touch point (its id and layout position).
+  struct Touch {
+    int32_t id;
+    double x, y;
+  };
   Drag(DataDeviceManager& manager, Seat& seat, wl_client* origin, DataSource* source,
-       Surface* icon);
+       Surface* icon, std::optional<Touch> touch);
   ~Drag() override;
-  // Takes the seat's pointer; false if another grab has it.
+  // Takes the seat's pointer or touch point; false if another grab has it.
   bool start();
   void offer_gone(DataOffer* offer) {
     offers_.erase(std::remove(offers_.begin(), offers_.end(), offer), offers_.end());
@@ -484,6 +492,11 @@ class Drag final : public PointerGrab {
  private:
   void grab_motion(uint32_t time_ms, double x, double y) override;
   void grab_button(uint32_t time_ms, uint32_t button, bool pressed) override;
+  void grab_touch_motion(uint32_t time_ms, double x, double y) override {
+    grab_motion(time_ms, x, y);
+  }
+  void grab_touch_up(uint32_t) override { drop(); }
+  void grab_touch_cancel() override;
   void enter(Surface* surface, double sx, double sy);
   void leave();
   void drop();
@@ -500,15 +513,17 @@ class Drag final : public PointerGrab {
   wl_fixed_t focus_x_ = 0, focus_y_ = 0;  // the last position sent to it
   std::vector<DataOffer*> offers_;  // the focus's, one per data device
   Listener source_destroy_, icon_destroy_, focus_destroy_, origin_destroy_;
+  std::optional<Touch> touch_;
   bool grabbed_ = false;
 };
 
 Drag::Drag(DataDeviceManager& manager, Seat& seat, wl_client* origin, DataSource* source,
-           Surface* icon)
-    : manager_(manager), seat_(seat), origin_(origin), source_(source) {
+           Surface* icon, std::optional<Touch> touch)
+    : manager_(manager), seat_(seat), origin_(origin), source_(source), touch_(touch) {
   if (icon)
-    icon_ = std::make_unique<DragIcon>(manager.server().scene(), *icon, seat.pointer_x(),
-                                       seat.pointer_y());
+    icon_ = std::make_unique<DragIcon>(manager.server().scene(), *icon,
+                                       touch ? touch->x : seat.pointer_x(),
+                                       touch ? touch->y : seat.pointer_y());
   // The source's end (the client destroyed it or quit) ends the drag: leave, no drop.
   if (source_) source_destroy_.connect(&source_->on_destroy, [this](void*) {
     source_ = nullptr;
@@ -537,12 +552,16 @@ Drag::~Drag() {
 }
 
 bool Drag::start() {
-  if (!seat_.start_pointer_grab(this)) return false;
+  if (touch_ ? !seat_.start_touch_grab(this, touch_->id) : !seat_.start_pointer_grab(this))
+    return false;
   grabbed_ = true;
   log_debug("drag-and-drop: started, %zu types, actions 0x%x%s",
             source_ ? source_->mime_types().size() : size_t(0),
             source_ ? source_->dnd_actions() : 0u, source_ ? "" : " (no source)");
-  grab_motion(0, seat_.pointer_x(), seat_.pointer_y());
+  if (touch_)
+    grab_motion(0, touch_->x, touch_->y);
+  else
+    grab_motion(0, seat_.pointer_x(), seat_.pointer_y());
   return true;
 }
 
@@ -653,12 +672,21 @@ void Drag::grab_button(uint32_t, uint32_t, bool pressed) {
   if (!pressed && seat_.buttons().empty()) drop();
 }
 
+void Drag::grab_touch_cancel() {
+  log_debug("drag-and-drop: cancelled (the touch points were cancelled)");
+  if (source_) source_->cancel();
+  end();
+}
+
 void Drag::end() {
   if (focus_) leave();
   origin_destroy_.disconnect();
   // The grab first: the icon's unmap re-picks the pointer focus, which must not come back
   // here.
-  if (grabbed_) seat_.end_pointer_grab(this);
+  if (grabbed_ && touch_)
+    seat_.end_touch_grab(this);
+  else if (grabbed_)
+    seat_.end_pointer_grab(this);
   grabbed_ = false;
   icon_.reset();
   manager_.drag.reset();  // deletes this
@@ -685,16 +713,26 @@ void DataDevice::handle_start_drag(wl_client* client, wl_resource* r, wl_resourc
   if (source && !source->claim(DataSource::Use::drag)) return;
   Surface* origin_surface = origin ? Surface::from_resource(origin) : nullptr;
   Seat* seat = self ? self->seat_ : nullptr;
-  // Only with the implicit grab of the button press whose serial it names (touch drags are
-  // not supported), and one drag at a time; else the source is cancelled.
-  if (!seat || !self->manager_ || self->manager_->drag || seat->pointer_grab() ||
-      !seat->has_implicit_grab(origin_surface, serial)) {
-    log_debug("data device: start_drag refused (no matching pointer grab)");
+  // Only with the implicit grab of the button press, or the touch point still down, whose
+  // serial it names, and one drag at a time; else the source is cancelled.
+  std::optional<Drag::Touch> touch;
+  bool grabbed = false;
+  if (seat && self->manager_ && !self->manager_->drag) {
+    Drag::Touch t{};
+    if (seat->has_implicit_grab(origin_surface, serial)) {
+      grabbed = !seat->pointer_grab();
+    } else if (seat->touch_point_of(origin_surface, serial, &t.id, &t.x, &t.y)) {
+      grabbed = !seat->touch_grab();
+      touch = t;
+    }
+  }
+  if (!grabbed) {
+    log_debug("data device: start_drag refused (no pointer or touch grab with that serial)");
     if (source) source->cancel();
     return;
   }
   DataDeviceManager& manager = *self->manager_;
-  manager.drag = std::make_unique<Drag>(manager, *seat, client, source, icon);
+  manager.drag = std::make_unique<Drag>(manager, *seat, client, source, icon, touch);
   if (!manager.drag->start()) {
     manager.drag.reset();
     if (source) source->cancel();

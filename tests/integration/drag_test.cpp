@@ -10,6 +10,7 @@ namespace {
 // What one client hears of drag-and-drop, in order, as text ("enter 20,25", "offer
 // text/plain", "action 2", ...), from its data device, its offers and its source.
 struct DndLog {
+  Client* client = nullptr;  // its offers are destroyed with the client's other proxies
   std::vector<std::string> events;
   wl_data_offer* offer = nullptr;  // the latest from data_offer
   wl_surface* entered = nullptr;
@@ -39,7 +40,7 @@ void o_action(void* d, wl_data_offer*, uint32_t a) {
 const wl_data_offer_listener dnd_offer_listener = {o_offer, o_source_actions, o_action};
 
 void d_data_offer(void* d, wl_data_device*, wl_data_offer* offer) {
-  dl(d)->offer = offer;
+  dl(d)->offer = dl(d)->client ? dl(d)->client->track(offer) : offer;
   dl(d)->events.push_back("data_offer");
   wl_data_offer_add_listener(offer, &dnd_offer_listener, d);
 }
@@ -93,6 +94,7 @@ class DragTest : public SeatTest {
   };
   void make_side(Side& s) {
     s.c = &connect();
+    s.log.client = s.c;
     wl_pointer* p = s.c->track(wl_seat_get_pointer(s.c->seat));
     wl_pointer_add_listener(p, &pointer_listener, s.c);
     s.device = s.c->track(wl_data_device_manager_get_data_device(s.c->ddm, s.c->seat));
@@ -353,6 +355,71 @@ TEST_F(DragTest, WithoutASourceOnlyTheOriginHearsOfIt) {
   settle();
   EXPECT_EQ(a_.log.events.back(), "leave");
   EXPECT_EQ(a_.log.count("drop"), 1u);
+}
+
+// With a finger: start_drag names the touch down's serial; the point then moves the drag
+// (the origin hears no more of it), its lift drops; the pointer meanwhile stays free.
+TEST_F(DragTest, TouchDragMovesWithTheFingerAndDropsWhereItLifts) {
+  input_->plug_touchscreen();
+  make_side(a_);
+  make_side(b_);
+  wl_touch* t = a_.c->track(wl_seat_get_touch(a_.c->seat));
+  wl_touch_add_listener(t, &touch_listener, a_.c);
+  settle();
+  input_->touch_down(5, a_.x + 20, a_.y + 25);
+  settle();
+  std::vector<Event> downs = only(a_.c->touch_events, "down");
+  ASSERT_EQ(downs.size(), 1u);
+  wl_data_source* src = make_source(a_, kCopy | kMove);
+  wl_surface* icon = make_icon(a_);
+  wl_data_device_start_drag(a_.device, src, a_.win->surface, icon, downs[0].serial);
+  settle();
+  ASSERT_NE(server_->seat().touch_grab(), nullptr) << "the touch serial started a drag";
+  EXPECT_EQ(server_->seat().pointer_grab(), nullptr);
+  EXPECT_EQ(top_item().box, (Rect{a_.x + 20, a_.y + 25, 16, 16})) << "the icon at the finger";
+  a_.c->touch_events.clear();
+  input_->touch_move(5, b_.x + 10, b_.y + 12);
+  settle();
+  EXPECT_TRUE(only(a_.c->touch_events, "motion").empty()) << "the origin hears no more of it";
+  EXPECT_EQ(b_.log.events.back(), "enter 10,12");
+  EXPECT_EQ(top_item().box, (Rect{b_.x + 10, b_.y + 12, 16, 16}));
+  wl_data_offer_accept(b_.log.offer, b_.log.enter_serial, "text/uri-list");
+  wl_data_offer_set_actions(b_.log.offer, kCopy, kCopy);
+  settle();
+  a_.log.events.clear();
+  b_.log.events.clear();
+  input_->touch_up(5);
+  settle();
+  EXPECT_EQ(b_.log.events, (std::vector<std::string>{"drop", "leave"}));
+  EXPECT_EQ(a_.log.events, (std::vector<std::string>{"drop_performed"}));
+  EXPECT_TRUE(only(a_.c->touch_events, "up").empty()) << "the point went to the drag";
+  EXPECT_EQ(server_->seat().touch_grab(), nullptr);
+  EXPECT_FALSE(icon_shown());
+}
+
+// A touch cancel (the compositor took the points) cancels a finger's drag.
+TEST_F(DragTest, TouchCancelCancelsTheDrag) {
+  input_->plug_touchscreen();
+  make_side(a_);
+  make_side(b_);
+  wl_touch* t = a_.c->track(wl_seat_get_touch(a_.c->seat));
+  wl_touch_add_listener(t, &touch_listener, a_.c);
+  settle();
+  input_->touch_down(1, a_.x + 20, a_.y + 25);
+  settle();
+  std::vector<Event> downs = only(a_.c->touch_events, "down");
+  ASSERT_EQ(downs.size(), 1u);
+  wl_data_device_start_drag(a_.device, make_source(a_, kCopy), a_.win->surface, nullptr,
+                            downs[0].serial);
+  input_->touch_move(1, b_.x + 10, b_.y + 10);
+  settle();
+  ASSERT_EQ(b_.log.count("enter"), 1u);
+  input_->touch_cancel();
+  settle();
+  EXPECT_EQ(b_.log.events.back(), "leave");
+  EXPECT_EQ(b_.log.count("drop"), 0u);
+  EXPECT_EQ(a_.log.events.back(), "cancelled");
+  EXPECT_EQ(server_->seat().touch_grab(), nullptr);
 }
 
 // Misuse of a drag-and-drop offer is a protocol error for that client alone.
