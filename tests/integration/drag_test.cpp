@@ -121,6 +121,21 @@ class DragTest : public SeatTest {
     if (actions) wl_data_source_set_actions(src, actions);
     return src;
   }
+  // With a touchscreen, sides A and B, A listening to wl_touch: touch point 'id' goes down
+  // on A at (20, 25); returns its serial.
+  uint32_t touch_sides(int32_t id) {
+    input_->plug_touchscreen();
+    make_side(a_);
+    make_side(b_);
+    wl_touch* t = a_.c->track(wl_seat_get_touch(a_.c->seat));
+    wl_touch_add_listener(t, &touch_listener, a_.c);
+    settle();
+    input_->touch_down(id, a_.x + 20, a_.y + 25);
+    settle();
+    std::vector<Event> downs = only(a_.c->touch_events, "down");
+    EXPECT_EQ(downs.size(), 1u);
+    return downs.empty() ? 0 : downs.back().serial;
+  }
   // An icon surface with a 16x16 buffer.
   wl_surface* make_icon(Side& s) {
     wl_surface* icon = s.c->track(wl_compositor_create_surface(s.c->compositor));
@@ -360,19 +375,10 @@ TEST_F(DragTest, WithoutASourceOnlyTheOriginHearsOfIt) {
 // With a finger: start_drag names the touch down's serial; the point then moves the drag
 // (the origin hears no more of it), its lift drops; the pointer meanwhile stays free.
 TEST_F(DragTest, TouchDragMovesWithTheFingerAndDropsWhereItLifts) {
-  input_->plug_touchscreen();
-  make_side(a_);
-  make_side(b_);
-  wl_touch* t = a_.c->track(wl_seat_get_touch(a_.c->seat));
-  wl_touch_add_listener(t, &touch_listener, a_.c);
-  settle();
-  input_->touch_down(5, a_.x + 20, a_.y + 25);
-  settle();
-  std::vector<Event> downs = only(a_.c->touch_events, "down");
-  ASSERT_EQ(downs.size(), 1u);
+  uint32_t serial = touch_sides(5);
   wl_data_source* src = make_source(a_, kCopy | kMove);
   wl_surface* icon = make_icon(a_);
-  wl_data_device_start_drag(a_.device, src, a_.win->surface, icon, downs[0].serial);
+  wl_data_device_start_drag(a_.device, src, a_.win->surface, icon, serial);
   settle();
   ASSERT_NE(server_->seat().touch_grab(), nullptr) << "the touch serial started a drag";
   EXPECT_EQ(server_->seat().pointer_grab(), nullptr);
@@ -399,18 +405,8 @@ TEST_F(DragTest, TouchDragMovesWithTheFingerAndDropsWhereItLifts) {
 
 // A touch cancel (the compositor took the points) cancels a finger's drag.
 TEST_F(DragTest, TouchCancelCancelsTheDrag) {
-  input_->plug_touchscreen();
-  make_side(a_);
-  make_side(b_);
-  wl_touch* t = a_.c->track(wl_seat_get_touch(a_.c->seat));
-  wl_touch_add_listener(t, &touch_listener, a_.c);
-  settle();
-  input_->touch_down(1, a_.x + 20, a_.y + 25);
-  settle();
-  std::vector<Event> downs = only(a_.c->touch_events, "down");
-  ASSERT_EQ(downs.size(), 1u);
-  wl_data_device_start_drag(a_.device, make_source(a_, kCopy), a_.win->surface, nullptr,
-                            downs[0].serial);
+  uint32_t serial = touch_sides(1);
+  wl_data_device_start_drag(a_.device, make_source(a_, kCopy), a_.win->surface, nullptr, serial);
   input_->touch_move(1, b_.x + 10, b_.y + 10);
   settle();
   ASSERT_EQ(b_.log.count("enter"), 1u);
