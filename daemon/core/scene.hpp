@@ -20,6 +20,7 @@ namespace ferry {
 class Server;
 class Surface;
 class Scene;
+class ToplevelWindow;
 
 class View {
  public:
@@ -68,6 +69,9 @@ class View {
   virtual std::optional<Identity> identity() const { return std::nullopt; }
   // Whether input may land on this view's surfaces (a drag-and-drop icon's may not).
   virtual bool accepts_input() const { return true; }
+  // The window taskbars list for this view (an xdg toplevel, a managed X11 window); null
+  // for the rest.
+  virtual ToplevelWindow* toplevel_window() { return nullptr; }
   // A popup with an explicit grab: while mapped it holds the keyboard focus; the seat calls
   // dismiss_grab() when the grab ends (a click outside its client).
   virtual bool grabs_keyboard() const { return false; }

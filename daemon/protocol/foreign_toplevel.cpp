@@ -1,12 +1,12 @@
 // zwlr_foreign_toplevel_manager_v1 v2 (ferry's own protocol/wlr-foreign-toplevel-
 // management-unstable-v1.xml): taskbars, docks and window switchers see every mapped
-// xdg toplevel (xdg_wm_base and zxdg_shell_v6 alike) with its title, app_id, outputs and
-// state (maximized, activated, fullscreen: as ferry decided it, the newest configure sent),
-// and can activate, close, maximize or make it
-// fullscreen. A handle is made per manager when a toplevel maps; it is closed when the
-// toplevel unmaps or goes (a remapped toplevel gets a new handle). ferry has no minimized
-// state: set_minimized/unset_minimized are accepted and change nothing. X11 windows are
-// not listed yet.
+// window (core/toplevel_window.hpp: xdg toplevels of xdg_wm_base and zxdg_shell_v6, and
+// managed X11 windows) with its title, app_id, outputs and state (maximized, activated,
+// fullscreen: as ferry decided it, the newest configure sent), and can activate, close,
+// maximize or make it fullscreen (an X11 window has no maximized state). A handle is made
+// per manager when a window maps; it is closed when the window unmaps or goes (a remapped
+// window gets a new handle). ferry has no minimized state: set_minimized/unset_minimized
+// are accepted and change nothing. wl_shell windows are not listed.
 //
 // Main thread only.
 
@@ -22,7 +22,7 @@
 #include "core/server.hpp"
 #include "core/surface.hpp"
 #include "protocol/globals.hpp"
-#include "protocol/xdg_shell.hpp"
+#include "core/toplevel_window.hpp"
 #include "util/listener.hpp"
 #include "util/log.hpp"
 #include "wlr-foreign-toplevel-management-unstable-v1-protocol.h"
@@ -38,7 +38,7 @@ class ForeignToplevels;
 struct Handle {
   ForeignToplevels* owner = nullptr;
   wl_resource* resource = nullptr;
-  XdgToplevel* top = nullptr;  // null once closed
+  ToplevelWindow* top = nullptr;  // null once closed
   std::vector<Output*> outputs;  // entered
   Listener metadata, state, unmap;
 
@@ -52,7 +52,7 @@ class ForeignToplevels final : public Server::Global {
  public:
   explicit ForeignToplevels(Server& server) : server_(server) {
     mapped_.connect(&server.scene().on_view_mapped, [this](void* data) {
-      if (XdgToplevel* t = XdgToplevel::from_view(static_cast<View*>(data)))
+      if (ToplevelWindow* t = static_cast<View*>(data)->toplevel_window())
         for (wl_resource* m : managers_) announce(m, *t);
     });
   }
@@ -66,7 +66,7 @@ class ForeignToplevels final : public Server::Global {
   Server& server() const { return server_; }
 
   void bind(wl_client* client, uint32_t version, uint32_t id);
-  void announce(wl_resource* manager, XdgToplevel& top);
+  void announce(wl_resource* manager, ToplevelWindow& top);
   void forget(Handle* h) { std::erase(handles_, h); }
 
  private:
@@ -82,7 +82,7 @@ void Handle::send_state() {
   wl_array states;
   wl_array_init(&states);
   auto add = [&](uint32_t s) { *static_cast<uint32_t*>(wl_array_add(&states, sizeof s)) = s; };
-  const XdgConfigure& s = top->decided();
+  const ToplevelWindow::State s = top->window_state();
   if (s.maximized) add(ZWLR_FOREIGN_TOPLEVEL_HANDLE_V1_STATE_MAXIMIZED);
   if (s.activated) add(ZWLR_FOREIGN_TOPLEVEL_HANDLE_V1_STATE_ACTIVATED);
   if (s.fullscreen && wl_resource_get_version(resource) >= 2)
@@ -96,7 +96,7 @@ void Handle::update_outputs() {
   Server& server = owner->server();
   std::erase_if(outputs, [&](Output* o) { return !server.has_output(o); });
   std::vector<Output*> now;
-  if (View* v = top->view()) {
+  if (View* v = top->window_view()) {
     Rect box{v->x(), v->y(), v->surface().width(), v->surface().height()};
     for (auto& o : server.outputs())
       if (!o->layout_box().intersect(box).empty()) now.push_back(o.get());
@@ -145,7 +145,7 @@ void Handle::close() {
 
 // ---- handle requests ----
 
-template <void (*Act)(XdgToplevel&)>
+template <void (*Act)(ToplevelWindow&)>
 void on_live(wl_client*, wl_resource* r) {
   Handle* h = handle_of(r);
   if (h && h->top) Act(*h->top);
@@ -153,10 +153,11 @@ void on_live(wl_client*, wl_resource* r) {
 
 void handle_activate(wl_client*, wl_resource* r, wl_resource* /*seat*/) {
   Handle* h = handle_of(r);
-  if (!h || !h->top || !h->top->view() || !h->owner) return;
+  View* view = h && h->top ? h->top->window_view() : nullptr;
+  if (!view || !view->mapped() || !h->owner) return;
   Server& server = h->owner->server();
-  server.scene().raise(h->top->view());
-  server.seat().focus_view(h->top->view());
+  server.scene().raise(view);
+  server.seat().focus_view(view);
 }
 
 void handle_set_rectangle(wl_client*, wl_resource* r, wl_resource*, int32_t, int32_t,
@@ -176,19 +177,19 @@ void handle_set_fullscreen(wl_client*, wl_resource* r, wl_resource* output) {
 
 void handle_destroy(wl_client*, wl_resource* r) { wl_resource_destroy(r); }
 
-void nothing(XdgToplevel&) {}  // minimize: ferry has no minimized state
+void nothing(ToplevelWindow&) {}  // minimize: ferry has no minimized state
 
 const struct zwlr_foreign_toplevel_handle_v1_interface kHandleImpl = {
-    on_live<[](XdgToplevel& t) { t.request_maximized(true); }>,
-    on_live<[](XdgToplevel& t) { t.request_maximized(false); }>,
+    on_live<[](ToplevelWindow& t) { t.request_maximized(true); }>,
+    on_live<[](ToplevelWindow& t) { t.request_maximized(false); }>,
     on_live<nothing>,
     on_live<nothing>,
     handle_activate,
-    on_live<[](XdgToplevel& t) { t.send_close(); }>,
+    on_live<[](ToplevelWindow& t) { t.request_close(); }>,
     handle_set_rectangle,
     handle_destroy,
     handle_set_fullscreen,
-    on_live<[](XdgToplevel& t) { t.request_fullscreen(false, nullptr); }>,
+    on_live<[](ToplevelWindow& t) { t.request_fullscreen(false, nullptr); }>,
 };
 
 void handle_resource_destroyed(wl_resource* r) {
@@ -198,7 +199,7 @@ void handle_resource_destroyed(wl_resource* r) {
   delete h;
 }
 
-void ForeignToplevels::announce(wl_resource* manager, XdgToplevel& top) {
+void ForeignToplevels::announce(wl_resource* manager, ToplevelWindow& top) {
   wl_client* client = wl_resource_get_client(manager);
   wl_resource* r = wl_resource_create(client, &zwlr_foreign_toplevel_handle_v1_interface,
                                       wl_resource_get_version(manager), 0);
@@ -241,7 +242,7 @@ void ForeignToplevels::bind(wl_client* client, uint32_t version, uint32_t id) {
   managers_.push_back(r);
   // Every toplevel mapped now, bottom to top.
   for (View* v : server_.scene().views())
-    if (XdgToplevel* t = XdgToplevel::from_view(v); t && v->mapped()) announce(r, *t);
+    if (ToplevelWindow* t = v->toplevel_window(); t && v->mapped()) announce(r, *t);
 }
 
 }  // namespace

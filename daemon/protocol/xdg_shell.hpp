@@ -19,6 +19,7 @@
 
 #include "core/scene.hpp"
 #include "core/surface.hpp"
+#include "core/toplevel_window.hpp"
 #include "protocol/xdg_positioner.hpp"
 #include "util/listener.hpp"
 #include "util/region.hpp"
@@ -233,7 +234,7 @@ class XdgSurface final : public SurfaceRole, public PopupParent {
 };
 
 // xdg_toplevel.
-class XdgToplevel {
+class XdgToplevel final : public ToplevelWindow {
  public:
   XdgToplevel(XdgSurface& xdg, wl_resource* resource);
   ~XdgToplevel();
@@ -253,8 +254,8 @@ class XdgToplevel {
   View* view() const { return view_.get(); }
   bool mapped() const;
 
-  const std::string& title() const { return title_; }
-  const std::string& app_id() const { return app_id_; }
+  const std::string& title() const override { return title_; }
+  const std::string& app_id() const override { return app_id_; }
   XdgToplevel* parent() const { return parent_; }
   int32_t min_width() const { return min_w_; }
   int32_t min_height() const { return min_h_; }
@@ -270,22 +271,29 @@ class XdgToplevel {
   int32_t window_x() const { return wx_; }
   int32_t window_y() const { return wy_; }
 
+  // ToplevelWindow: the decided state, the view; close is send_close().
+  State window_state() const override {
+    return {announced_.maximized, announced_.activated, announced_.fullscreen};
+  }
+  View* window_view() const override { return view(); }
+  void request_close() override { send_close(); }
+
   // Compositor side: ask the client to close (xdg_toplevel.close).
   void send_close();
   // Compositor side: state changes, each answered by a configure.
   void request_activated(bool activated);
-  void request_maximized(bool maximized);
-  void request_fullscreen(bool fullscreen, Output* output);
+  void request_maximized(bool maximized) override;
+  void request_fullscreen(bool fullscreen, Output* output) override;
   // Compositor side: puts the window geometry's top-left at a layout position (a window
   // manager's move; the wlcs module's position_window_absolute). Kept by the first map if
   // the window is not mapped yet.
   void move_window(int32_t x, int32_t y);
 
-  // Signals (data: XdgToplevel*). Listeners outside this file must disconnect when
-  // on_destroy fires; any still connected afterwards are unlinked, never called again.
-  wl_signal on_metadata;  // title or app_id changed
-  wl_signal on_state;     // maximized, fullscreen or activated changed in a configure sent
-  wl_signal on_unmap;     // unmapped, or being destroyed (child toplevels re-parent)
+  // Signals (data: XdgToplevel*): on_metadata, on_state (maximized, fullscreen or
+  // activated changed in a configure sent) and on_unmap (also when being destroyed; child
+  // toplevels re-parent) from ToplevelWindow, and on_destroy. Listeners outside this file
+  // must disconnect when on_destroy fires; any still connected afterwards are unlinked,
+  // never called again.
   wl_signal on_destroy;   // the object is about to be deleted
 
   // Protocol glue (xdg_toplevel.cpp).

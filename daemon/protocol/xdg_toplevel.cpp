@@ -30,6 +30,7 @@ class ToplevelView final : public View {
     return Band::normal;
   }
   XdgToplevel& toplevel() const { return toplevel_; }
+  ToplevelWindow* toplevel_window() override { return &toplevel_; }
 
  private:
   XdgToplevel& toplevel_;
@@ -180,9 +181,6 @@ void add_state(wl_array* states, uint32_t state) {
 
 XdgToplevel::XdgToplevel(XdgSurface& xdg, wl_resource* resource)
     : xdg_(&xdg), resource_(resource), wire_(xdg.wire()) {
-  wl_signal_init(&on_metadata);
-  wl_signal_init(&on_state);
-  wl_signal_init(&on_unmap);
   wl_signal_init(&on_destroy);
   wl_resource_set_implementation(resource, &kToplevelImpl, this, toplevel_resource_destroy);
   Surface& s = *xdg.surface();

@@ -45,9 +45,22 @@ void get(xcb_connection_t* c, xcb_window_t w, xcb_atom_t prop, Reply* out) {
 WindowView::WindowView(Scene& scene, Surface& root, Window& window)
     : View(scene, root), window_(window) {}
 
-void WindowView::set_activated(bool activated) {
-  if (activated) window_.wm().activate(window_);
-  else window_.wm().deactivate(window_);
+void WindowView::set_activated(bool activated) { window_.set_activated(activated); }
+
+ToplevelWindow* WindowView::toplevel_window() {
+  return window_.override_redirect() ? nullptr : &window_;
+}
+
+View* Window::window_view() const { return view_.get(); }
+
+void Window::set_activated(bool activated) {
+  if (activated)
+    wm_.activate(*this);
+  else
+    wm_.deactivate(*this);
+  if (activated == activated_) return;
+  activated_ = activated;
+  wl_signal_emit_mutable(&on_state, this);
 }
 
 bool WindowView::wants_focus() const {
@@ -71,7 +84,13 @@ Window::Window(Wm& wm, xcb_window_t id, bool override_redirect, int32_t x, int32
 Window::~Window() {
   surface_destroy_.disconnect();
   surface_commit_.disconnect();
+  drop_view();
+}
+
+void Window::drop_view() {
+  const bool was_mapped = view_ && view_->mapped();
   view_.reset();
+  if (was_mapped) wl_signal_emit_mutable(&on_unmap, this);
 }
 
 void Window::read_properties() {
@@ -94,7 +113,10 @@ void Window::property_changed(xcb_atom_t atom) {
     size_t nul = all.find('\0');
     std::string cls = nul == std::string::npos ? all : all.substr(nul + 1);
     if (size_t end = cls.find('\0'); end != std::string::npos) cls.resize(end);
-    app_id_ = cls.empty() ? all.substr(0, nul) : cls;
+    std::string app_id = cls.empty() ? all.substr(0, nul) : cls;
+    if (app_id == app_id_) return;
+    app_id_ = std::move(app_id);
+    wl_signal_emit_mutable(&on_metadata, this);
   } else if (atom == a[Atom::_NET_WM_NAME] || atom == a[Atom::WM_NAME]) {
     get(c, id_, atom, &p);
     if (!p.ok() || p.r->format != 8) {
@@ -107,7 +129,10 @@ void Window::property_changed(xcb_atom_t atom) {
       get(c, id_, a[Atom::_NET_WM_NAME], &net);
       if (net.ok()) return;
     }
-    title_.assign(reinterpret_cast<const char*>(p.bytes()), size_t(p.length()));
+    std::string title(reinterpret_cast<const char*>(p.bytes()), size_t(p.length()));
+    if (title == title_) return;
+    title_ = std::move(title);
+    wl_signal_emit_mutable(&on_metadata, this);
   } else if (atom == a[Atom::WM_PROTOCOLS]) {
     get(c, id_, atom, &p);
     delete_window_ = take_focus_ = false;
@@ -270,7 +295,7 @@ void Window::x_mapped(bool mapped) {
     // Xwayland destroys the window's wl_surface now; the next map brings a new one.
     surface_destroy_.disconnect();
     surface_commit_.disconnect();
-    view_.reset();
+    drop_view();
     surface_ = nullptr;
     return;
   }
@@ -287,12 +312,12 @@ void Window::set_surface(Surface* surface) {
   surface->set_role(kRole, nullptr, 0);
   surface_destroy_.disconnect();
   surface_commit_.disconnect();
-  view_.reset();
+  drop_view();
   surface_ = surface;
   surface_destroy_.connect(&surface->on_destroy, [this](void*) {
     surface_destroy_.disconnect();
     surface_commit_.disconnect();
-    view_.reset();
+    drop_view();
     surface_ = nullptr;
   });
   surface_commit_.connect(&surface->on_commit, [this](void*) { update_view(); });
@@ -311,6 +336,7 @@ void Window::update_view() {
     wm_.server().scene().raise(view_.get());
   } else if (!show && view_->mapped()) {
     view_->unmap();
+    wl_signal_emit_mutable(&on_unmap, this);
   }
 }
 
@@ -327,6 +353,7 @@ void Window::set_fullscreen(bool on) {
     return;
   }
   fullscreen_ = on;
+  wl_signal_emit_mutable(&on_state, this);
   if (!managed_) {  // applied by manage()
     write_net_wm_state();
     return;

@@ -11,6 +11,7 @@
 
 #include "config/config.hpp"
 #include "core/scene.hpp"
+#include "core/toplevel_window.hpp"
 #include "util/listener.hpp"
 
 namespace ferry {
@@ -32,13 +33,18 @@ class WindowView final : public View {
   // X has no parent link for them) go with it, above panels.
   Band band() const override;
   std::optional<Identity> identity() const override;
+  // Listed by taskbars unless override-redirect (menus, tooltips).
+  ToplevelWindow* toplevel_window() override;
   Window& window() const { return window_; }
 
  private:
   Window& window_;
 };
 
-class Window {
+// A managed X11 window as taskbars see it (ToplevelWindow): title, WM_CLASS as app_id,
+// activated and fullscreen (X11 windows have no maximized state in ferry: asking for it
+// does nothing); close is WM_DELETE_WINDOW or XKillClient.
+class Window final : public ToplevelWindow {
  public:
   Window(Wm& wm, xcb_window_t id, bool override_redirect, int32_t x, int32_t y, int32_t w,
          int32_t h);
@@ -60,8 +66,15 @@ class Window {
   bool managed() const { return managed_; }  // mapped through MapRequest, not withdrawn
   WindowView* view() const { return view_.get(); }
   Surface* surface() const { return surface_; }
-  const std::string& app_id() const { return app_id_; }
-  const std::string& title() const { return title_; }
+  const std::string& app_id() const override { return app_id_; }
+  const std::string& title() const override { return title_; }
+  State window_state() const override { return {false, activated_, fullscreen_}; }
+  View* window_view() const override;
+  void request_maximized(bool) override {}
+  void request_fullscreen(bool on, Output*) override { set_fullscreen(on); }
+  void request_close() override { close(); }
+  // The seat (de)activated the window's view.
+  void set_activated(bool activated);
   pid_t pid() const { return pid_; }
   // exe and FERRY_TAG of the owning program (app_id empty), and its offload variable.
   const config::ClientInfo& program() const { return program_; }
@@ -91,6 +104,7 @@ class Window {
 
  private:
   void update_view();       // creates, maps or unmaps the view as state requires
+  void drop_view();         // destroys the view (on_unmap if it was mapped)
   void send_configure();    // ConfigureWindow with the current geometry + synthetic notify
   void write_net_wm_state();
   void read_pid();
@@ -103,6 +117,7 @@ class Window {
   bool mapped_ = false;  // by the X server
   bool managed_ = false; // through MapRequest
   bool fullscreen_ = false;
+  bool activated_ = false;
   int32_t saved_x_ = 0, saved_y_ = 0, saved_w_ = 0, saved_h_ = 0;
   std::string app_id_, title_;
   pid_t pid_ = 0;

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "harness.hpp"
+#include "taskbar.hpp"
 #include "util/region.hpp"
 
 using namespace std::chrono_literals;
@@ -372,6 +373,53 @@ TEST_F(Xwayland, FocusStackingAndOverrideRedirectFollowFerry) {
   EXPECT_TRUE(wait_until([&] { return root_window_property(x, "_NET_ACTIVE_WINDOW") == 0; }, 10s))
       << std::hex << root_window_property(x, "_NET_ACTIVE_WINDOW") << "\n" << f_.log();
   xcb_disconnect(x);
+}
+
+// Taskbars (wlr-foreign-toplevel) list a managed X11 window with its title and WM_CLASS,
+// see it activated and fullscreen, and close it; an override-redirect window (a menu) is
+// not listed.
+TEST_F(Xwayland, TaskbarListsManagedX11WindowsAndClosesThem) {
+  std::string err;
+  auto bar = WlClient::connect(f_.socket_path(), &err);
+  ASSERT_TRUE(bar) << err;
+  auto* manager = static_cast<zwlr_foreign_toplevel_manager_v1*>(
+      bar->bind(&zwlr_foreign_toplevel_manager_v1_interface, 2));
+  ASSERT_NE(manager, nullptr);
+  Taskbar tb;
+  zwlr_foreign_toplevel_manager_v1_add_listener(manager, &kManagerListener, &tb);
+  auto until = [&](auto pred) {
+    return wait_until([&] { return bar->roundtrip() >= 0 && pred(); }, 30s);
+  };
+  Child menu = f_.run_client({test_client(), "--override-redirect", "--class", "Menu",
+                              "--position", "400,300", "--size", "60x50", "--color", "0000ff"},
+                             "menu");
+  Image img;
+  ASSERT_TRUE(grab_until([&](const Image& i) {
+    return share_of(i, {400, 300, 60, 50}, {0, 0, 255}) > 0.99;
+  }, &img)) << menu.log() << f_.log();
+  Child win = f_.run_client({test_client(), "--class", "Bar", "--size", "120x90"}, "bar");
+  ASSERT_TRUE(until([&] { return !tb.handles.empty() && tb.handles.back()->done > 0; }))
+      << win.log() << f_.log();
+  ASSERT_EQ(tb.handles.size(), 1u) << "the override-redirect menu is not a taskbar entry";
+  HandleLog& h = *tb.handles[0];
+  EXPECT_EQ(h.title, "ferry x11 test Bar");
+  EXPECT_EQ(h.app_id, "Bar");
+  EXPECT_EQ(h.outputs, 1);
+  EXPECT_TRUE(until([&] { return h.has(ZWLR_FOREIGN_TOPLEVEL_HANDLE_V1_STATE_ACTIVATED); }));
+
+  zwlr_foreign_toplevel_handle_v1_set_fullscreen(h.handle, nullptr);
+  EXPECT_TRUE(until([&] { return h.has(ZWLR_FOREIGN_TOPLEVEL_HANDLE_V1_STATE_FULLSCREEN); }));
+  EXPECT_TRUE(grab_until([&](const Image& i) {
+    return share_of(i, {0, 0, 640, 480}, {255, 0, 0}) > 0.99;
+  }, &img)) << "the window covers the output";
+  zwlr_foreign_toplevel_handle_v1_unset_fullscreen(h.handle);
+  EXPECT_TRUE(until([&] { return !h.has(ZWLR_FOREIGN_TOPLEVEL_HANDLE_V1_STATE_FULLSCREEN); }));
+
+  // Close: WM_DELETE_WINDOW, which the client obeys; its handle closes.
+  zwlr_foreign_toplevel_handle_v1_close(h.handle);
+  EXPECT_TRUE(until([&] { return h.closed; })) << f_.log();
+  EXPECT_GE(win.wait(10s), 0) << "the client did not exit";
+  EXPECT_EQ(tb.handles.size(), 1u);
 }
 
 // xdotool (Debian's, through EWMH and plain X requests, as scripts and games' launchers use
