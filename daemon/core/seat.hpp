@@ -117,7 +117,7 @@ class ShortcutsInhibitor {
   virtual void deactivated() = 0;  // sends inactive
 };
 
-// A grab of the pointer by the compositor itself (drag-and-drop: protocol/wl_data_device.cpp).
+// A grab of the pointer by the compositor itself (drag-and-drop: protocol/data_drag.cpp).
 // While one is set no client has the pointer focus: motion moves the cursor and goes to the
 // grab, and so do buttons (the seat still tracks which are held); scrolls are dropped.
 class PointerGrab {
