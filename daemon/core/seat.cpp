@@ -12,6 +12,7 @@
 #include "core/seat_util.hpp"
 #include "core/server.hpp"
 #include "core/surface.hpp"
+#include "core/window_grab.hpp"
 #include "input/keyboard_state.hpp"
 #include "input/layout_clamp.hpp"
 #include "util/clock.hpp"
@@ -109,6 +110,10 @@ Seat::Seat(Server& server, std::unique_ptr<KeyboardState> keyboard)
 }
 
 Seat::~Seat() {
+  // A window grab in progress ends without giving the pointer back to a seat going away.
+  pointer_grab_ = nullptr;
+  touch_grab_ = nullptr;
+  window_grab_.reset();
   // Resources outliving the seat become inert; their destroy callbacks check for null.
   for (auto* list : {&seats_, &pointers_, &keyboards_, &touch_resources_, &relative_pointers_})
     for (wl_resource* r : *list) wl_resource_set_user_data(r, nullptr);

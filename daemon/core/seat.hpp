@@ -27,10 +27,12 @@
 namespace ferry {
 
 class Cursor;
+class GrabbableWindow;
 class KeyboardState;
 class Server;
 class Surface;
 class View;
+class WindowGrab;
 
 // Events an input device delivers, in layout coordinates; time in ms (CLOCK_MONOTONIC).
 class InputSink {
@@ -117,7 +119,8 @@ class ShortcutsInhibitor {
   virtual void deactivated() = 0;  // sends inactive
 };
 
-// A grab of the pointer by the compositor itself (drag-and-drop: protocol/data_drag.cpp).
+// A grab of the pointer by the compositor itself (drag-and-drop: protocol/data_drag.cpp;
+// interactive moves and resizes: core/window_grab.cpp).
 // While one is set no client has the pointer focus: motion moves the cursor and goes to the
 // grab, and so do buttons (the seat still tracks which are held); scrolls are dropped.
 class PointerGrab {
@@ -240,6 +243,17 @@ class Seat final : public InputSink {
   bool start_touch_grab(TouchGrab* grab, int32_t id);
   void end_touch_grab(TouchGrab* grab);
   TouchGrab* touch_grab() const { return touch_grab_; }
+
+  // Interactive move ('edges' 0) or resize of 'window' (core/window_grab.cpp), asked for
+  // with the serial of a button press still held on the window's surface or a subsurface
+  // of it, or of a touch point still down there. False, and nothing starts, if the serial
+  // is no such press, the window may not be moved now, or another grab is active.
+  bool start_window_grab(GrabbableWindow& window, uint32_t serial, uint32_t edges);
+  // 'window' is unmapped or going away: its grab, if any, ends without calling it again.
+  void cancel_window_grab(const GrabbableWindow& window);
+  // The grab's button was released or its finger lifted: it ends (and is deleted).
+  void finish_window_grab();
+  WindowGrab* window_grab() const { return window_grab_.get(); }
 
   // Pointer constraints: registered by their protocol objects; at most one per surface.
   void add_constraint(PointerConstraint* c);
@@ -369,6 +383,7 @@ class Seat final : public InputSink {
   bool ever_had_touch_ = false;
   TouchGrab* touch_grab_ = nullptr;
   int32_t touch_grab_id_ = 0;
+  std::unique_ptr<WindowGrab> window_grab_;
 
   struct SelectionSlot {
     SelectionSource* source = nullptr;

@@ -1,21 +1,25 @@
 // wl_shell: the deprecated shell of wayland.xml, still spoken by old clients (and by wlcs
 // 1.5, which builds its test windows with it when it is offered). Toplevel, transient,
 // maximized, fullscreen and popup surfaces become scene views like xdg ones.
-// Limits: interactive move/resize are accepted and ignored (as for xdg_toplevel); a popup's
-// pointer grab is not enforced: popup_done goes out when its parent unmaps or the popup is
-// replaced, not on a click outside.
+// A toplevel moves and resizes interactively (core/window_grab.hpp); resizing sends
+// configure with the size and edges, and a commit of a new size keeps the edges opposite
+// the dragged ones still. Limits: a popup's pointer grab is not enforced: popup_done goes
+// out when its parent unmaps or the popup is replaced, not on a click outside.
 
 #include <wayland-server-protocol.h>
 
 #include <memory>
+#include <optional>
 
 #include "core/output.hpp"
 #include "core/scene.hpp"
 #include "core/seat.hpp"
 #include "core/server.hpp"
 #include "core/surface.hpp"
+#include "core/window_grab.hpp"
 #include "protocol/globals.hpp"
 #include "util/listener.hpp"
+#include "util/log.hpp"
 #include "util/sat_math.hpp"
 
 namespace ferry {
@@ -35,7 +39,7 @@ class ShellView final : public View {
   const ShellSurface& owner_;
 };
 
-class ShellSurface final : public SurfaceRole {
+class ShellSurface final : public SurfaceRole, public GrabbableWindow {
  public:
   enum class Kind { none, toplevel, transient, popup, maximized, fullscreen };
 
@@ -94,8 +98,16 @@ class ShellSurface final : public SurfaceRole {
       wy_ = sat_add(wy_, dy);
       view_->set_position(wx_, wy_);
     }
+    if (kind_ == Kind::toplevel && anchor_) {
+      // An interactive resize: the edges opposite the dragged ones stay still. The first
+      // commit after the grab ended is the last one placed so.
+      if (anchor_->edges & kEdgeLeft) wx_ = sat_sub(anchor_->right, s.width());
+      if (anchor_->edges & kEdgeTop) wy_ = sat_sub(anchor_->bottom, s.height());
+      if (anchor_->ending) anchor_.reset();
+      view_->set_position(wx_, wy_);
+    }
     if (!s.has_content()) {
-      if (view_->mapped()) view_->unmap();
+      if (view_->mapped()) unmap();
       return;
     }
     if (!view_->mapped()) {
@@ -104,7 +116,50 @@ class ShellSurface final : public SurfaceRole {
     }
   }
 
+  void start_grab(uint32_t serial, uint32_t edges) {
+    if (!server_.seat().start_window_grab(*this, serial, edges))
+      log_debug("wl_shell_surface@%u: %s with serial %u ignored", wl_resource_get_id(resource_),
+                edges ? "resize" : "move", serial);
+  }
+
+  // GrabbableWindow: toplevels only; the window is the surface.
+  Surface* grab_surface() const override { return surface_; }
+  bool grab_allowed() const override {
+    return surface_ && kind_ == Kind::toplevel && view_ && view_->mapped();
+  }
+  Rect grab_box() const override {
+    return Rect{wx_, wy_, surface_ ? surface_->width() : 0, surface_ ? surface_->height() : 0};
+  }
+  void grab_size_limits(int32_t* min_w, int32_t* min_h, int32_t* max_w,
+                        int32_t* max_h) const override {
+    *min_w = *min_h = *max_w = *max_h = 0;
+  }
+  void grab_move_to(int32_t x, int32_t y) override {
+    anchor_.reset();
+    wx_ = x;
+    wy_ = y;
+    if (view_) view_->set_position(wx_, wy_);
+    server_.seat().rebase_pointer();
+  }
+  void grab_resize_begin(uint32_t edges) override {
+    Rect box = grab_box();
+    anchor_ = Anchor{edges, sat_add(box.x, box.width), sat_add(box.y, box.height), false};
+    edges_ = edges;
+  }
+  void grab_resize_to(int32_t width, int32_t height) override {
+    if (resource_) wl_shell_surface_send_configure(resource_, edges_, width, height);
+  }
+  void grab_resize_end() override {
+    if (anchor_) anchor_->ending = true;
+  }
+
  private:
+  void unmap() {
+    view_->unmap();
+    anchor_.reset();
+    server_.seat().cancel_window_grab(*this);
+  }
+
   void ensure_view() {
     if (!view_) view_ = std::make_unique<ShellView>(server_.scene(), *surface_, *this);
   }
@@ -158,6 +213,8 @@ class ShellSurface final : public SurfaceRole {
 
   // The wl_surface or this object is going away: drop the view, stay inert.
   void detach() {
+    anchor_.reset();
+    server_.seat().cancel_window_grab(*this);
     parent_unmapped_.disconnect();
     surface_destroy_.disconnect();
     view_.reset();
@@ -173,6 +230,15 @@ class ShellSurface final : public SurfaceRole {
   bool inactive_ = false;
   bool placed_ = false;
   int32_t wx_ = 0, wy_ = 0;
+  // An interactive resize: the far edges to keep still, until the first commit after the
+  // grab ended.
+  struct Anchor {
+    uint32_t edges;
+    int32_t right, bottom;
+    bool ending;
+  };
+  std::optional<Anchor> anchor_;
+  uint32_t edges_ = 0;  // the resize's, for configure
   std::unique_ptr<ShellView> view_;
   View* parent_view_ = nullptr;
   Listener surface_destroy_, parent_unmapped_;
@@ -183,8 +249,26 @@ bool ShellView::wants_focus() const { return owner_.takes_focus(); }
 ShellSurface* ss(wl_resource* r) { return static_cast<ShellSurface*>(wl_resource_get_user_data(r)); }
 
 void ss_pong(wl_client*, wl_resource*, uint32_t) {}  // ferryd never pings
-void ss_move(wl_client*, wl_resource*, wl_resource*, uint32_t) {}
-void ss_resize(wl_client*, wl_resource*, wl_resource*, uint32_t, uint32_t) {}
+void ss_move(wl_client*, wl_resource* r, wl_resource*, uint32_t serial) {
+  ss(r)->start_grab(serial, 0);
+}
+void ss_resize(wl_client*, wl_resource* r, wl_resource*, uint32_t serial, uint32_t edges) {
+  // wl_shell has no error for other values: they are ignored.
+  switch (edges) {
+    case WL_SHELL_SURFACE_RESIZE_TOP:
+    case WL_SHELL_SURFACE_RESIZE_BOTTOM:
+    case WL_SHELL_SURFACE_RESIZE_LEFT:
+    case WL_SHELL_SURFACE_RESIZE_TOP_LEFT:
+    case WL_SHELL_SURFACE_RESIZE_BOTTOM_LEFT:
+    case WL_SHELL_SURFACE_RESIZE_RIGHT:
+    case WL_SHELL_SURFACE_RESIZE_TOP_RIGHT:
+    case WL_SHELL_SURFACE_RESIZE_BOTTOM_RIGHT:
+      ss(r)->start_grab(serial, edges);
+      return;
+    default:
+      return;
+  }
+}
 void ss_set_toplevel(wl_client*, wl_resource* r) {
   ss(r)->set_toplevel_kind(ShellSurface::Kind::toplevel);
 }

@@ -14,12 +14,14 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/scene.hpp"
 #include "core/surface.hpp"
 #include "core/toplevel_window.hpp"
+#include "core/window_grab.hpp"
 #include "protocol/xdg_positioner.hpp"
 #include "util/listener.hpp"
 #include "util/region.hpp"
@@ -234,7 +236,7 @@ class XdgSurface final : public SurfaceRole, public PopupParent {
 };
 
 // xdg_toplevel.
-class XdgToplevel final : public ToplevelWindow {
+class XdgToplevel final : public ToplevelWindow, public GrabbableWindow {
  public:
   XdgToplevel(XdgSurface& xdg, wl_resource* resource);
   ~XdgToplevel();
@@ -288,6 +290,20 @@ class XdgToplevel final : public ToplevelWindow {
   // manager's move; the wlcs module's position_window_absolute). Kept by the first map if
   // the window is not mapped yet.
   void move_window(int32_t x, int32_t y);
+  // xdg_toplevel.move (edges 0) and resize: an interactive grab for the press or touch
+  // with 'serial' (Seat::start_window_grab); ignored (logged) when that is refused.
+  void start_grab(uint32_t serial, uint32_t edges);
+
+  // GrabbableWindow.
+  Surface* grab_surface() const override { return xdg_ ? xdg_->surface() : nullptr; }
+  bool grab_allowed() const override;
+  Rect grab_box() const override;
+  void grab_size_limits(int32_t* min_w, int32_t* min_h, int32_t* max_w,
+                        int32_t* max_h) const override;
+  void grab_move_to(int32_t x, int32_t y) override { move_window(x, y); }
+  void grab_resize_begin(uint32_t edges) override;
+  void grab_resize_to(int32_t width, int32_t height) override;
+  void grab_resize_end() override;
 
   // Signals (data: XdgToplevel*): on_metadata, on_state (maximized, fullscreen or
   // activated changed in a configure sent) and on_unmap (also when being destroyed; child
@@ -338,6 +354,16 @@ class XdgToplevel final : public ToplevelWindow {
   int32_t wx_ = 0, wy_ = 0;
   // Normal-state geometry saved while maximized/fullscreen.
   int32_t saved_x_ = 0, saved_y_ = 0, saved_w_ = 0, saved_h_ = 0;
+  // An interactive resize's fixed edges: while set, each commit puts the window so that
+  // the edges opposite the dragged ones stay at 'right' / 'bottom'. It ends with the
+  // commit that applies the first configure without the resizing state sent after the
+  // grab ended ('ending', then 'last'), or when the window is moved or unmapped.
+  struct ResizeAnchor {
+    uint32_t edges = 0;
+    int32_t right = 0, bottom = 0;
+    bool ending = false, last = false;
+  };
+  std::optional<ResizeAnchor> anchor_;
 };
 
 // xdg_popup.

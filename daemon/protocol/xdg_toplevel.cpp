@@ -1,5 +1,6 @@
-// xdg_toplevel: metadata, parent, size hints, maximized/fullscreen/activated states, and
-// its View in the scene (placement: cascade; maximized/fullscreen at the output origin).
+// xdg_toplevel: metadata, parent, size hints, maximized/fullscreen/activated states,
+// interactive moves and resizes (core/window_grab.hpp), and its View in the scene
+// (placement: cascade; maximized/fullscreen at the output origin).
 #include <wayland-server-protocol.h>
 
 #include <algorithm>
@@ -82,13 +83,15 @@ void toplevel_show_window_menu(wl_client*, wl_resource*, wl_resource*, uint32_t,
   // No window menu (not advertised in wm_capabilities).
 }
 
-void toplevel_move(wl_client*, wl_resource*, wl_resource*, uint32_t) {
-  // Interactive moves need pointer grabs; accepted and ignored.
+void toplevel_move(wl_client*, wl_resource* r, wl_resource*, uint32_t serial) {
+  LIVE_OR_RETURN(tl(r));
+  tl(r)->start_grab(serial, 0);
 }
 
-void toplevel_resize(wl_client*, wl_resource* r, wl_resource*, uint32_t, uint32_t edges) {
+void toplevel_resize(wl_client*, wl_resource* r, wl_resource*, uint32_t serial, uint32_t edges) {
   switch (edges) {
     case XDG_TOPLEVEL_RESIZE_EDGE_NONE:
+      return;  // valid, and nothing to drag
     case XDG_TOPLEVEL_RESIZE_EDGE_TOP:
     case XDG_TOPLEVEL_RESIZE_EDGE_BOTTOM:
     case XDG_TOPLEVEL_RESIZE_EDGE_LEFT:
@@ -97,7 +100,9 @@ void toplevel_resize(wl_client*, wl_resource* r, wl_resource*, uint32_t, uint32_
     case XDG_TOPLEVEL_RESIZE_EDGE_RIGHT:
     case XDG_TOPLEVEL_RESIZE_EDGE_TOP_RIGHT:
     case XDG_TOPLEVEL_RESIZE_EDGE_BOTTOM_RIGHT:
-      return;  // valid; interactive resizes are not implemented
+      LIVE_OR_RETURN(tl(r));
+      tl(r)->start_grab(serial, edges);
+      return;
     default:
       if (v6_ignores(r, "resize with an unknown edge")) return;
       wl_resource_post_error(r, XDG_TOPLEVEL_ERROR_INVALID_RESIZE_EDGE,
@@ -296,7 +301,9 @@ void XdgToplevel::fill_configure(XdgConfigure& c) {
   c.resizing = requested_.resizing;
   c.width = requested_w_;
   c.height = requested_h_;
-  requested_w_ = requested_h_ = 0;  // a size hint is sent once; 0x0 lets the client keep its size
+  // A size hint is sent once (0x0 lets the client keep its size); an interactive resize's
+  // goes with every configure until the resize ends.
+  if (!requested_.resizing) requested_w_ = requested_h_ = 0;
   if (c.fullscreen || c.maximized) {
     Output* o = state_output(c.fullscreen ? requested_.output : nullptr);
     c.output = o;
@@ -369,10 +376,12 @@ void XdgToplevel::apply_configure(const XdgConfigure& c) {
   }
   const bool restack = c.fullscreen != current_.fullscreen;
   current_ = c;
+  if (anchor_ && anchor_->ending && !c.resizing) anchor_->last = true;
   if (restack && view_) view_->damage_whole();  // its band changed (View::Band)
 }
 
 void XdgToplevel::move_window(int32_t x, int32_t y) {
+  anchor_.reset();
   wx_ = x;
   wy_ = y;
   placed_ = true;
@@ -382,6 +391,53 @@ void XdgToplevel::move_window(int32_t x, int32_t y) {
   }
   update_view_position();
   if (view_ && view_->mapped() && xdg_) xdg_->surface()->server().seat().rebase_pointer();
+}
+
+void XdgToplevel::start_grab(uint32_t serial, uint32_t edges) {
+  if (!mapped() || !xdg_->surface()->server().seat().start_window_grab(*this, serial, edges))
+    log_debug("xdg_toplevel@%u: %s with serial %u ignored (no press of that serial held on "
+              "the window, another grab, or the window is not in its normal state)",
+              wl_resource_get_id(resource_), edges ? "resize" : "move", serial);
+}
+
+bool XdgToplevel::grab_allowed() const {
+  return mapped() && !current_.maximized && !current_.fullscreen && !requested_.maximized &&
+         !requested_.fullscreen;
+}
+
+Rect XdgToplevel::grab_box() const {
+  if (!xdg_) return Rect{wx_, wy_, 0, 0};
+  const Rect& g = xdg_->geometry();
+  return Rect{wx_, wy_, g.width, g.height};
+}
+
+void XdgToplevel::grab_size_limits(int32_t* min_w, int32_t* min_h, int32_t* max_w,
+                                   int32_t* max_h) const {
+  *min_w = min_w_;
+  *min_h = min_h_;
+  *max_w = max_w_;
+  *max_h = max_h_;
+}
+
+void XdgToplevel::grab_resize_begin(uint32_t edges) {
+  if (!xdg_) return;
+  const Rect& g = xdg_->geometry();
+  anchor_ = ResizeAnchor{edges, sat_add(wx_, g.width), sat_add(wy_, g.height)};
+}
+
+void XdgToplevel::grab_resize_to(int32_t width, int32_t height) {
+  if (!xdg_) return;
+  requested_.resizing = true;
+  requested_w_ = width;
+  requested_h_ = height;
+  xdg_->schedule_configure();
+}
+
+void XdgToplevel::grab_resize_end() {
+  if (!xdg_ || !requested_.resizing) return;
+  requested_.resizing = false;  // the last size goes once more, without the state
+  if (anchor_) anchor_->ending = true;
+  xdg_->schedule_configure();
 }
 
 void XdgToplevel::place_initially() {
@@ -426,6 +482,12 @@ void XdgToplevel::post_commit() {
   }
   if (!xdg_->configured()) return;  // pre_commit rejected this already
   if (!placed_) place_initially();
+  if (anchor_ && !current_.maximized && !current_.fullscreen) {
+    const Rect& g = xdg_->geometry();
+    if (anchor_->edges & kEdgeLeft) wx_ = sat_sub(anchor_->right, g.width);
+    if (anchor_->edges & kEdgeTop) wy_ = sat_sub(anchor_->bottom, g.height);
+    if (anchor_->last) anchor_.reset();
+  }
   update_view_position();
   if (!view_->mapped()) {
     view_->map();
@@ -437,6 +499,8 @@ void XdgToplevel::unmap() {
   if (!view_ || !view_->mapped()) return;
   if (xdg_) xdg_->dismiss_popups();
   view_->unmap();
+  anchor_.reset();
+  if (xdg_ && xdg_->surface()) xdg_->surface()->server().seat().cancel_window_grab(*this);
   wl_signal_emit_mutable(&on_unmap, this);
   // Where it is shown is the compositor's: mapped again, the window comes back where it
   // was in its normal state (a dialog hidden and shown again does not wander the cascade).

@@ -101,6 +101,9 @@ struct Window {
   uint32_t configure_serial = 0;
   bool configured = false;
   bool activated = false;
+  // The latest xdg_toplevel.configure: its size and whether it said resizing.
+  int32_t width = 0, height = 0;
+  bool resizing = false;
 };
 
 // ---- listeners ----
@@ -145,12 +148,16 @@ void xdg_configure(void* data, xdg_surface*, uint32_t serial) {
 }
 const xdg_surface_listener xdg_surface_listener_impl = {xdg_configure};
 
-void top_configure(void* data, xdg_toplevel*, int32_t, int32_t, wl_array* states) {
+void top_configure(void* data, xdg_toplevel*, int32_t width, int32_t height, wl_array* states) {
   auto* w = static_cast<Window*>(data);
-  w->activated = false;
+  w->activated = w->resizing = false;
+  w->width = width;
+  w->height = height;
   auto* s = static_cast<uint32_t*>(states->data);
-  for (size_t i = 0; i < states->size / sizeof(uint32_t); ++i)
+  for (size_t i = 0; i < states->size / sizeof(uint32_t); ++i) {
     if (s[i] == XDG_TOPLEVEL_STATE_ACTIVATED) w->activated = true;
+    if (s[i] == XDG_TOPLEVEL_STATE_RESIZING) w->resizing = true;
+  }
 }
 void top_close(void*, xdg_toplevel*) {}
 const xdg_toplevel_listener toplevel_listener = {top_configure, top_close, nullptr, nullptr};

@@ -1,5 +1,6 @@
 // zwlr_virtual_pointer_v1: one client drives the pointer another client's window sees.
-// Also drag-and-drop with a real client (weston-dnd) driven by a virtual pointer.
+// Also a real client (weston-dnd) driven by a virtual pointer: drag-and-drop, and its
+// window moved by its title bar.
 // Events wait for the frame request, then arrive in order through the seat; bad axes and
 // axis sources are protocol errors with the protocol's codes.
 #include <gtest/gtest.h>
@@ -8,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <climits>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -97,74 +99,133 @@ class VirtualPointer : public ::testing::Test {
   zwlr_virtual_pointer_v1* vp_ = nullptr;
 };
 
-// Drag-and-drop with a real client: Debian's weston-dnd (a 4x4 grid of 64x64 cells 80
-// pixels apart, flowers on a checkerboard, in a window ferry places at (32, 32) whose
-// content starts 6, 27 inside its decoration) driven by a virtual pointer. The flower of
-// row 0, column 1 is dragged to the empty cell left of it: weston-dnd accepts its flower
-// type there with the move action, receives the flower's data on the drop and finishes;
-// as a move, the flower then leaves its old cell.
-TEST(VirtualPointerDrag, WestonDndMovesAFlowerToAnEmptyCell) {
-  Ferryd f;
-  ASSERT_TRUE(f.start({"--output", "640x480@60", "--log-level", "debug"}));
-  Child dnd = f.run_client({"weston-dnd"}, "weston-dnd");
-  std::string err;
-  auto c = WlClient::connect(f.socket_path(), &err);
-  ASSERT_TRUE(c) << err;
-  auto cell = [](int col, int row) {
-    return std::pair<int, int>{32 + 6 + 16 + col * 80 + 32, 32 + 27 + 16 + row * 80 + 32};
-  };
+// A real client driven by a virtual pointer: Debian's weston-dnd (a 4x4 grid of 64x64
+// cells 80 pixels apart, flowers on a checkerboard, in a window ferry places at (32, 32)
+// whose content starts 6, 27 inside its decoration: weston's toytoolkit draws it).
+class WestonDnd : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(f_.start({"--output", "640x480@60", "--log-level", "debug"}));
+    dnd_ = f_.run_client({"weston-dnd"}, "weston-dnd");
+    std::string err;
+    c_ = WlClient::connect(f_.socket_path(), &err);
+    ASSERT_TRUE(c_) << err;
+    ASSERT_TRUE(wait_until([&] {
+      return c_->capture(0, &img_, &err) && brightest(cell(0, 0)) < 20 &&
+             occupied(cell(1, 0));
+    }, 30s)) << "weston-dnd's window never showed\n" << f_.log() << dnd_.log();
+    manager_ = static_cast<zwlr_virtual_pointer_manager_v1*>(
+        c_->bind(&zwlr_virtual_pointer_manager_v1_interface, 2));
+    ASSERT_TRUE(manager_);
+    vp_ = zwlr_virtual_pointer_manager_v1_create_virtual_pointer(manager_, nullptr);
+  }
+  void TearDown() override {
+    EXPECT_TRUE(dnd_.running()) << dnd_.log();
+    if (vp_) zwlr_virtual_pointer_v1_destroy(vp_);
+    if (manager_) zwlr_virtual_pointer_manager_v1_destroy(manager_);
+    c_.reset();
+    EXPECT_EQ(f_.stop(), 0) << f_.log();
+  }
+  // The centre of a cell, for the window's top-left at (wx, wy).
+  static std::pair<int, int> cell(int col, int row, int wx = 32, int wy = 32) {
+    return {wx + 6 + 16 + col * 80 + 32, wy + 27 + 16 + row * 80 + 32};
+  }
   // A flower's centre is always inside its fill (alpha and every channel at least 0.5:
   // at least 64 in every channel); an empty cell is the window's 80 % black over ferry's
   // background (below 20).
-  auto brightest = [](const Image& img, std::pair<int, int> at) {
-    const uint8_t* p = img.pixel(at.first, at.second);
+  int brightest(std::pair<int, int> at) const {
+    const uint8_t* p = img_.pixel(at.first, at.second);
     return std::max({p[0], p[1], p[2]});
-  };
-  auto occupied = [&](const Image& img, std::pair<int, int> at) { return brightest(img, at) > 40; };
-  const auto from = cell(1, 0), to = cell(0, 0);
-  Image img;
-  ASSERT_TRUE(wait_until([&] {
-    return c->capture(0, &img, &err) && brightest(img, to) < 20 && occupied(img, from);
-  }, 30s)) << "weston-dnd's window never showed\n" << f.log() << dnd.log();
+  }
+  bool occupied(std::pair<int, int> at) const { return brightest(at) > 40; }
+  // Whether the point shows ferry's background (as the screen's top-left corner does).
+  bool background(std::pair<int, int> at) const {
+    const uint8_t *p = img_.pixel(at.first, at.second), *bg = img_.pixel(0, 0);
+    for (int i = 0; i < 3; ++i)
+      if (std::abs(int(p[i]) - int(bg[i])) > 2) return false;
+    return true;
+  }
+  bool capture() {
+    std::string err;
+    return c_->capture(0, &img_, &err);
+  }
+  void move(int x, int y) {
+    zwlr_virtual_pointer_v1_motion_absolute(vp_, t_ += 16, uint32_t(x), uint32_t(y), 640, 480);
+    zwlr_virtual_pointer_v1_frame(vp_);
+    ASSERT_GE(c_->roundtrip(), 0);
+  }
+  void button(bool pressed) {
+    zwlr_virtual_pointer_v1_button(vp_, t_ += 16, BTN_LEFT, pressed ? 1 : 0);
+    zwlr_virtual_pointer_v1_frame(vp_);
+    ASSERT_GE(c_->roundtrip(), 0);
+  }
+  bool logged(const std::string& line) { return f_.log().find(line) != std::string::npos; }
 
-  auto* manager = static_cast<zwlr_virtual_pointer_manager_v1*>(
-      c->bind(&zwlr_virtual_pointer_manager_v1_interface, 2));
-  ASSERT_TRUE(manager);
-  zwlr_virtual_pointer_v1* vp =
-      zwlr_virtual_pointer_manager_v1_create_virtual_pointer(manager, nullptr);
-  uint32_t t = 1;
-  auto move = [&](int x, int y) {
-    zwlr_virtual_pointer_v1_motion_absolute(vp, t++, uint32_t(x), uint32_t(y), 640, 480);
-    zwlr_virtual_pointer_v1_frame(vp);
-    ASSERT_GE(c->roundtrip(), 0);
-  };
-  auto button = [&](bool pressed) {
-    zwlr_virtual_pointer_v1_button(vp, t++, BTN_LEFT, pressed ? 1 : 0);
-    zwlr_virtual_pointer_v1_frame(vp);
-    ASSERT_GE(c->roundtrip(), 0);
-  };
+  Ferryd f_;
+  Child dnd_;
+  std::unique_ptr<WlClient> c_;
+  Image img_;
+  zwlr_virtual_pointer_manager_v1* manager_ = nullptr;
+  zwlr_virtual_pointer_v1* vp_ = nullptr;
+  // Event times, 16 ms apart: toytoolkit takes a press within 250 ms of its last click
+  // (at time 0 before the first) for a double click.
+  uint32_t t_ = 100000;
+};
+
+// The flower of row 0, column 1 is dragged to the empty cell left of it: weston-dnd accepts
+// its flower type there with the move action, receives the flower's data on the drop and
+// finishes; as a move, the flower then leaves its old cell.
+TEST_F(WestonDnd, DragMovesAFlowerToAnEmptyCell) {
+  const auto from = cell(1, 0), to = cell(0, 0);
   move(from.first, from.second);
   button(true);
-  auto logged = [&](const char* line) { return f.log().find(line) != std::string::npos; };
-  ASSERT_TRUE(wait_until([&] { return logged("drag-and-drop: started"); }, 30s)) << f.log();
+  ASSERT_TRUE(wait_until([&] { return logged("drag-and-drop: started"); }, 30s)) << f_.log();
   for (int x = from.first - 20; x > to.first; x -= 20) move(x, from.second);
   move(to.first, to.second);
   ASSERT_TRUE(wait_until([&] {
     return logged("accepts application/x-wayland-dnd-flower") && logged("action 0x2");
-  }, 30s)) << f.log() << dnd.log();
+  }, 30s)) << f_.log() << dnd_.log();
   button(false);
   ASSERT_TRUE(wait_until([&] { return logged("drag-and-drop: finished (action 0x2)"); }, 30s))
-      << f.log() << dnd.log();
+      << f_.log() << dnd_.log();
   EXPECT_TRUE(logged("drag-and-drop: dropped on wl_surface@"));
   // The flower moved: its old cell empties, the new one fills.
+  EXPECT_TRUE(wait_until([&] { return capture() && occupied(to) && !occupied(from); }, 30s))
+      << "from " << occupied(from) << ", to " << occupied(to);
+}
+
+// The title bar moves the window (toytoolkit asks with xdg_toplevel.move); the grid's
+// flowers are then 200, 100 further on.
+TEST_F(WestonDnd, TheTitleBarMovesTheWindow) {
+  move(32 + 150, 32 + 12);
+  button(true);
+  ASSERT_TRUE(wait_until([&] { return logged("window grab: move started at 32,32"); }, 30s))
+      << f_.log() << dnd_.log();
+  for (int i = 1; i <= 10; ++i) move(32 + 150 + 20 * i, 32 + 12 + 10 * i);
+  button(false);
+  ASSERT_TRUE(wait_until([&] { return logged("window grab: move finished"); }, 30s)) << f_.log();
   EXPECT_TRUE(wait_until([&] {
-    return c->capture(0, &img, &err) && occupied(img, to) && !occupied(img, from);
-  }, 30s)) << "from " << occupied(img, from) << ", to " << occupied(img, to);
-  EXPECT_TRUE(dnd.running()) << dnd.log();
-  zwlr_virtual_pointer_v1_destroy(vp);
-  zwlr_virtual_pointer_manager_v1_destroy(manager);
-  c.reset();
-  EXPECT_EQ(f.stop(), 0) << f.log();
+    return capture() && occupied(cell(1, 0, 232, 132)) && brightest(cell(0, 0, 232, 132)) < 20 &&
+           background(cell(1, 0));
+  }, 30s)) << "old cell " << brightest(cell(1, 0)) << ", new " << brightest(cell(1, 0, 232, 132));
+}
+
+// The frame's bottom-right corner resizes the window (xdg_toplevel.resize): weston-dnd
+// draws the size it is configured with, its top-left and grid stay where they were, and
+// the screen below and right of the old corner shows the window.
+TEST_F(WestonDnd, TheBottomRightCornerResizesTheWindow) {
+  const std::pair<int, int> outside{400, 430};
+  ASSERT_TRUE(background(outside));
+  move(377, 397);
+  button(true);
+  ASSERT_TRUE(wait_until([&] { return logged("window grab: resize started at 32,32"); }, 30s))
+      << f_.log() << dnd_.log();
+  for (int i = 1; i <= 8; ++i) move(377 + 6 * i, 397 + 6 * i);
+  button(false);
+  ASSERT_TRUE(wait_until([&] { return logged("window grab: resize finished"); }, 30s)) << f_.log();
+  EXPECT_TRUE(wait_until([&] { return capture() && !background(outside); }, 30s));
+  EXPECT_TRUE(occupied(cell(1, 0)));
+  EXPECT_LT(brightest(cell(0, 0)), 20);
 }
 
 TEST_F(VirtualPointer, EventsWaitForTheFrameThenArriveInOrder) {
