@@ -246,9 +246,11 @@ class Seat final : public InputSink {
 
   // Interactive move ('edges' 0) or resize of 'window' (core/window_grab.cpp), asked for
   // with the serial of a button press still held on the window's surface or a subsurface
-  // of it, or of a touch point still down there. False, and nothing starts, if the serial
-  // is no such press, the window may not be moved now, or another grab is active.
-  bool start_window_grab(GrabbableWindow& window, uint32_t serial, uint32_t edges);
+  // of it, or of a touch point still down there; without a serial (X11's
+  // _NET_WM_MOVERESIZE), any such press. False, and nothing starts, if there is no such
+  // press, the window may not be moved now, or another grab is active.
+  bool start_window_grab(GrabbableWindow& window, std::optional<uint32_t> serial,
+                         uint32_t edges);
   // 'window' is unmapped or going away: its grab, if any, ends without calling it again.
   void cancel_window_grab(const GrabbableWindow& window);
   // The grab's button was released or its finger lifted: it ends (and is deleted).

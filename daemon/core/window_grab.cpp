@@ -117,17 +117,18 @@ void WindowGrab::grab_touch_cancel() { seat_.finish_window_grab(); }  // deletes
 
 // ---- The Seat's part ----
 
-bool Seat::start_window_grab(GrabbableWindow& window, uint32_t serial, uint32_t edges) {
+bool Seat::start_window_grab(GrabbableWindow& window, std::optional<uint32_t> serial,
+                             uint32_t edges) {
   if (window_grab_ || !window.grab_allowed()) return false;
   const Surface* root = window.grab_surface();
   if (!root) return false;
   std::unique_ptr<WindowGrab> grab;
-  if (pointer_focus_ && root_of(pointer_focus_) == root &&
-      has_implicit_grab(pointer_focus_, serial)) {
+  if (pointer_focus_ && root_of(pointer_focus_) == root && !buttons_.empty() &&
+      (!serial || *serial == grab_serial_)) {
     grab = std::make_unique<WindowGrab>(*this, window, edges, x_, y_, std::nullopt);
   } else {
     for (auto& p : touch_points_) {
-      if (p->surface && p->serial == serial && root_of(p->surface) == root) {
+      if (p->surface && (!serial || p->serial == *serial) && root_of(p->surface) == root) {
         grab = std::make_unique<WindowGrab>(*this, window, edges, p->x, p->y, p->id);
         break;
       }

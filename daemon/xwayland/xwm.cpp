@@ -116,7 +116,7 @@ bool Wm::setup(UniqueFd fd, const Cookie& cookie, std::string* error) {
   for (Atom a : {Atom::_NET_SUPPORTED, Atom::_NET_SUPPORTING_WM_CHECK, Atom::_NET_WM_NAME,
                  Atom::_NET_WM_PID, Atom::_NET_WM_STATE, Atom::_NET_WM_STATE_FULLSCREEN,
                  Atom::_NET_WM_STATE_FOCUSED, Atom::_NET_ACTIVE_WINDOW, Atom::_NET_CLIENT_LIST,
-                 Atom::_NET_CLOSE_WINDOW, Atom::_NET_WM_WINDOW_TYPE})
+                 Atom::_NET_CLOSE_WINDOW, Atom::_NET_WM_MOVERESIZE, Atom::_NET_WM_WINDOW_TYPE})
     supported.push_back(atoms_[a]);
   xcb_change_property(conn_, XCB_PROP_MODE_REPLACE, root_, atoms_[Atom::_NET_SUPPORTED],
                       XCB_ATOM_ATOM, 32, uint32_t(supported.size()), supported.data());
@@ -360,6 +360,9 @@ void Wm::client_message(xcb_client_message_event_t* ev) {
     }
   } else if (ev->type == atoms_[Atom::_NET_CLOSE_WINDOW] && w) {
     w->close();
+  } else if (ev->type == atoms_[Atom::_NET_WM_MOVERESIZE] && w) {
+    // data32: x_root, y_root, direction, button, source.
+    w->move_resize(ev->data.data32[2]);
   }
 }
 

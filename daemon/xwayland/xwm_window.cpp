@@ -13,6 +13,7 @@
 #include "config/peer.hpp"
 #include "core/surface.hpp"
 #include "util/log.hpp"
+#include "util/sat_math.hpp"
 #include "xwayland/xwm.hpp"
 
 namespace ferry::xwayland {
@@ -22,7 +23,7 @@ namespace {
 constexpr const char* kRole = "xwayland_surface";
 // ICCCM WM_STATE values and WM_NORMAL_HINTS / WM_HINTS flags.
 constexpr uint32_t kWithdrawnState = 0, kNormalState = 1;
-constexpr uint32_t kUSPosition = 1, kPPosition = 4;
+constexpr uint32_t kUSPosition = 1, kPPosition = 4, kPMinSize = 16, kPMaxSize = 32;
 constexpr uint32_t kInputHint = 1;
 
 struct Reply {
@@ -89,6 +90,7 @@ Window::~Window() {
 
 void Window::drop_view() {
   const bool was_mapped = view_ && view_->mapped();
+  wm_.server().seat().cancel_window_grab(*this);
   view_.reset();
   if (was_mapped) wl_signal_emit_mutable(&on_unmap, this);
 }
@@ -148,6 +150,15 @@ void Window::property_changed(xcb_atom_t atom) {
   } else if (atom == a[Atom::WM_NORMAL_HINTS]) {
     get(c, id_, atom, &p);
     position_hint_ = p.ok() && p.count() >= 1 && (p.words()[0] & (kUSPosition | kPPosition));
+    // WM_SIZE_HINTS: flags, 4 obsolete words, then min width/height and max width/height.
+    auto hint = [&](uint32_t flag, uint32_t index) {
+      bool has = p.ok() && p.count() > index && (p.words()[0] & flag);
+      return has ? int32_t(std::min<uint32_t>(p.words()[index], 16384)) : 0;
+    };
+    min_w_ = hint(kPMinSize, 5);
+    min_h_ = hint(kPMinSize, 6);
+    max_w_ = hint(kPMaxSize, 7);
+    max_h_ = hint(kPMaxSize, 8);
   } else if (atom == a[Atom::WM_TRANSIENT_FOR]) {
     get(c, id_, atom, &p);
     transient_for_ = p.ok() && p.count() >= 1 ? p.words()[0] : 0;
@@ -336,6 +347,7 @@ void Window::update_view() {
     wm_.server().scene().raise(view_.get());
   } else if (!show && view_->mapped()) {
     view_->unmap();
+    wm_.server().seat().cancel_window_grab(*this);
     wl_signal_emit_mutable(&on_unmap, this);
   }
 }
@@ -414,6 +426,62 @@ void Window::focus_in() {
     ev.data.data32[1] = XCB_CURRENT_TIME;
     xcb_send_event(wm_.conn(), 0, id_, XCB_EVENT_MASK_NO_EVENT, reinterpret_cast<const char*>(&ev));
   }
+}
+
+void Window::move_resize(uint32_t direction) {
+  // EWMH's directions 0-7 run clockwise from the top-left corner.
+  static constexpr uint32_t kEdges[8] = {kEdgeTop | kEdgeLeft,    kEdgeTop,
+                                         kEdgeTop | kEdgeRight,   kEdgeRight,
+                                         kEdgeBottom | kEdgeRight, kEdgeBottom,
+                                         kEdgeBottom | kEdgeLeft, kEdgeLeft};
+  constexpr uint32_t kMove = 8, kCancel = 11;
+  Seat& seat = wm_.server().seat();
+  if (direction == kCancel) {
+    seat.cancel_window_grab(*this);
+    return;
+  }
+  if (direction > kMove) return;  // keyboard moves and sizes: not offered
+  uint32_t edges = direction == kMove ? 0 : kEdges[direction];
+  if (!seat.start_window_grab(*this, std::nullopt, edges))
+    log_debug("xwayland: _NET_WM_MOVERESIZE %u of 0x%x ignored (no button held on it, "
+              "another grab, or the window is fullscreen)", direction, id_);
+}
+
+bool Window::grab_allowed() const {
+  return managed_ && !override_redirect_ && !fullscreen_ && view_ && view_->mapped();
+}
+
+void Window::grab_size_limits(int32_t* min_w, int32_t* min_h, int32_t* max_w,
+                              int32_t* max_h) const {
+  *min_w = min_w_;
+  *min_h = min_h_;
+  *max_w = max_w_;
+  *max_h = max_h_;
+}
+
+void Window::grab_move_to(int32_t x, int32_t y) {
+  x_ = x;
+  y_ = y;
+  send_configure();
+  if (view_) view_->set_position(x_, y_);
+  wm_.flush();
+}
+
+void Window::grab_resize_begin(uint32_t edges) {
+  resize_edges_ = edges;
+  resize_right_ = sat_add(x_, w_);
+  resize_bottom_ = sat_add(y_, h_);
+}
+
+void Window::grab_resize_to(int32_t width, int32_t height) {
+  // X11 windows take their size from the WM at once: the far edges are kept still now.
+  w_ = std::clamp<int32_t>(width, 1, 16384);
+  h_ = std::clamp<int32_t>(height, 1, 16384);
+  if (resize_edges_ & kEdgeLeft) x_ = sat_sub(resize_right_, w_);
+  if (resize_edges_ & kEdgeTop) y_ = sat_sub(resize_bottom_, h_);
+  send_configure();
+  if (view_) view_->set_position(x_, y_);
+  wm_.flush();
 }
 
 }  // namespace ferry::xwayland

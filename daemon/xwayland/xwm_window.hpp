@@ -12,6 +12,7 @@
 #include "config/config.hpp"
 #include "core/scene.hpp"
 #include "core/toplevel_window.hpp"
+#include "core/window_grab.hpp"
 #include "util/listener.hpp"
 
 namespace ferry {
@@ -43,8 +44,10 @@ class WindowView final : public View {
 
 // A managed X11 window as taskbars see it (ToplevelWindow): title, WM_CLASS as app_id,
 // activated and fullscreen (X11 windows have no maximized state in ferry: asking for it
-// does nothing); close is WM_DELETE_WINDOW or XKillClient.
-class Window final : public ToplevelWindow {
+// does nothing); close is WM_DELETE_WINDOW or XKillClient. Programs that draw their own
+// title bars move and resize it with _NET_WM_MOVERESIZE (GrabbableWindow: the WM
+// configures the X window at once, within WM_NORMAL_HINTS' min and max sizes).
+class Window final : public ToplevelWindow, public GrabbableWindow {
  public:
   Window(Wm& wm, xcb_window_t id, bool override_redirect, int32_t x, int32_t y, int32_t w,
          int32_t h);
@@ -98,6 +101,20 @@ class Window final : public ToplevelWindow {
   void set_fullscreen(bool on);
   // Asks the client to close: WM_DELETE_WINDOW when it takes it, else XKillClient.
   void close();
+  // _NET_WM_MOVERESIZE's direction (EWMH: 0-7 a size edge or corner, 8 move, 11 cancel;
+  // the keyboard's 9 and 10 are ignored) for the button the pointer holds on the window.
+  void move_resize(uint32_t direction);
+
+  // GrabbableWindow.
+  Surface* grab_surface() const override { return surface_; }
+  bool grab_allowed() const override;
+  Rect grab_box() const override { return Rect{x_, y_, w_, h_}; }
+  void grab_size_limits(int32_t* min_w, int32_t* min_h, int32_t* max_w,
+                        int32_t* max_h) const override;
+  void grab_move_to(int32_t x, int32_t y) override;
+  void grab_resize_begin(uint32_t edges) override;
+  void grab_resize_to(int32_t width, int32_t height) override;
+  void grab_resize_end() override {}
   // Focus from the seat.
   void focus_in();
   bool takes_input() const { return input_hint_ || take_focus_; }
@@ -126,6 +143,9 @@ class Window final : public ToplevelWindow {
   xcb_window_t transient_for_ = 0;
   bool delete_window_ = false, take_focus_ = false, input_hint_ = true;
   bool position_hint_ = false;  // USPosition or PPosition in WM_NORMAL_HINTS
+  int32_t min_w_ = 0, min_h_ = 0, max_w_ = 0, max_h_ = 0;  // WM_NORMAL_HINTS; 0: none
+  uint32_t resize_edges_ = 0;
+  int32_t resize_right_ = 0, resize_bottom_ = 0;  // the edges a resize keeps still
 
   Surface* surface_ = nullptr;
   std::unique_ptr<WindowView> view_;

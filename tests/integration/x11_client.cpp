@@ -6,11 +6,17 @@
 //   ferry-x11-test-client [--class NAME] [--size WxH] [--position X,Y] [--color RRGGBB]
 //                         [--fullscreen] [--fullscreen-after-map] [--override-redirect]
 //                         [--transient-for 0xID] [--move-after-map X,Y] [--lock-pointer]
+//                         [--min-size WxH] [--moveresize-on-press D[,D...]]
 //
 // --lock-pointer does what games do for mouse look: when the pointer enters the window it
 // hides the cursor (XFixes) and grabs the pointer confined to the window ("grabbed"),
 // reports pointer motion in window coordinates ("motion X,Y"), and lets go at the first
 // button press ("released").
+//
+// --moveresize-on-press does what programs drawing their own title bars do: at each button
+// press it lets go of the pointer and asks the window manager for _NET_WM_MOVERESIZE with
+// the next direction of the list (EWMH: 0-7 edges and corners clockwise from the top-left,
+// 8 move), printing "moveresize D".
 
 #include <xcb/xcb.h>
 #include <xcb/xfixes.h>
@@ -19,6 +25,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -41,6 +48,8 @@ int main(int argc, char** argv) {
   int move_x = 0, move_y = 0;
   uint32_t color = 0xff0000;
   bool lock = false;
+  int min_w = 0, min_h = 0;
+  std::vector<uint32_t> moveresize;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&] { return i + 1 < argc ? argv[++i] : ""; };
@@ -54,6 +63,16 @@ int main(int argc, char** argv) {
     else if (a == "--move-after-map") move = std::sscanf(next(), "%d,%d", &move_x, &move_y) == 2;
     else if (a == "--transient-for") transient_for = uint32_t(std::strtoul(next(), nullptr, 16));
     else if (a == "--lock-pointer") lock = true;
+    else if (a == "--min-size") std::sscanf(next(), "%dx%d", &min_w, &min_h);
+    else if (a == "--moveresize-on-press") {
+      std::string list = next();
+      for (size_t at = 0; at < list.size();) {
+        moveresize.push_back(uint32_t(std::strtoul(list.c_str() + at, nullptr, 10)));
+        size_t comma = list.find(',', at);
+        if (comma == std::string::npos) break;
+        at = comma + 1;
+      }
+    }
     else {
       std::fprintf(stderr, "unknown argument %s\n", a.c_str());
       return 2;
@@ -71,7 +90,8 @@ int main(int argc, char** argv) {
                             XCB_EVENT_MASK_BUTTON_PRESS;
   uint32_t values[] = {color, override ? 1u : 0u,
                        XCB_EVENT_MASK_EXPOSURE | XCB_EVENT_MASK_STRUCTURE_NOTIFY |
-                           XCB_EVENT_MASK_FOCUS_CHANGE | (lock ? pointer_events : 0u)};
+                           XCB_EVENT_MASK_FOCUS_CHANGE | (lock ? pointer_events : 0u) |
+                           (moveresize.empty() ? 0u : uint32_t(XCB_EVENT_MASK_BUTTON_PRESS))};
   if (lock) {
     // XFixes' cursor hiding needs the version handshake first.
     std::free(xcb_xfixes_query_version_reply(c, xcb_xfixes_query_version(c, 4, 0), nullptr));
@@ -95,9 +115,12 @@ int main(int argc, char** argv) {
                       uint32_t(title.size()), title.data());
   xcb_atom_t protocols = intern(c, "WM_PROTOCOLS"), del = intern(c, "WM_DELETE_WINDOW");
   xcb_change_property(c, XCB_PROP_MODE_REPLACE, win, protocols, XCB_ATOM_ATOM, 32, 1, &del);
-  if (position) {
-    // WM_SIZE_HINTS: flags USPosition (1) | USSize (2); 18 words.
-    uint32_t hints[18] = {1 | 2, uint32_t(x), uint32_t(y), uint32_t(w), uint32_t(h)};
+  if (position || min_w) {
+    // WM_SIZE_HINTS, 18 words: flags USPosition (1) | USSize (2), PMinSize (16); x, y, w,
+    // h; min width and height.
+    uint32_t hints[18] = {(position ? 1u | 2u : 0u) | (min_w ? 16u : 0u), uint32_t(x),
+                          uint32_t(y), uint32_t(w), uint32_t(h), uint32_t(min_w),
+                          uint32_t(min_h)};
     xcb_change_property(c, XCB_PROP_MODE_REPLACE, win, XCB_ATOM_WM_NORMAL_HINTS,
                         XCB_ATOM_WM_SIZE_HINTS, 32, 18, hints);
   }
@@ -169,6 +192,26 @@ int main(int argc, char** argv) {
       grabbed = false;
       std::printf("released\n");
       std::fflush(stdout);
+    } else if (type == XCB_BUTTON_PRESS && !moveresize.empty()) {
+      auto* be = reinterpret_cast<xcb_button_press_event_t*>(ev);
+      xcb_ungrab_pointer(c, XCB_CURRENT_TIME);  // the press's implicit grab
+      xcb_client_message_event_t m{};
+      m.response_type = XCB_CLIENT_MESSAGE;
+      m.format = 32;
+      m.window = win;
+      m.type = intern(c, "_NET_WM_MOVERESIZE");
+      m.data.data32[0] = uint32_t(be->root_x);
+      m.data.data32[1] = uint32_t(be->root_y);
+      m.data.data32[2] = moveresize.front();
+      m.data.data32[3] = be->detail;  // the button
+      m.data.data32[4] = 1;           // source: application
+      xcb_send_event(c, 0, screen->root,
+                     XCB_EVENT_MASK_SUBSTRUCTURE_REDIRECT | XCB_EVENT_MASK_SUBSTRUCTURE_NOTIFY,
+                     reinterpret_cast<const char*>(&m));
+      xcb_flush(c);
+      std::printf("moveresize %u\n", moveresize.front());
+      std::fflush(stdout);
+      moveresize.erase(moveresize.begin());
     } else if (type == XCB_FOCUS_IN) {
       std::printf("focus in\n");
       std::fflush(stdout);

@@ -4,7 +4,8 @@
 // cursor, grab the pointer confined to the window). Xwayland turns that into a
 // zwp_pointer_constraints_v1 lock on its surface plus zwp_relative_pointer_v1; the test
 // checks that ferry activates the lock, keeps the pointer where it was, and that the
-// game still sees every relative movement, then lets go when the game ungrabs.
+// game still sees every relative movement, then lets go when the game ungrabs. Also
+// X11 programs that draw their own title bars: _NET_WM_MOVERESIZE moves and resizes them.
 
 #include <linux/input-event-codes.h>
 
@@ -61,6 +62,21 @@ class XwaylandInput : public SeatTest {
   bool client_said(const std::string& what, std::chrono::milliseconds limit = 20s) {
     return serve_until([&] { return client_.log().find(what) != std::string::npos; }, limit);
   }
+  // Starts the client with a 200x150 window at (100, 100) and 'args', and waits until it
+  // is mapped and has the pointer, at (150, 150).
+  void map_client_under_pointer(const std::vector<std::string>& args) {
+    std::vector<std::string> all = {"--position", "100,100", "--size", "200x150"};
+    all.insert(all.end(), args.begin(), args.end());
+    start_client(all);
+    ASSERT_TRUE(client_said("mapped ")) << client_.where() << "\n" << client_.log();
+    ASSERT_TRUE(serve_until(
+        [&] {
+          input_->move_to(150, 150);
+          return server_->seat().pointer_focus() != nullptr;
+        },
+        20s))
+        << client_.log();
+  }
   // The last "motion X,Y" the client printed; false when there is none.
   bool last_motion(int* x, int* y) {
     std::string log = client_.log();
@@ -74,17 +90,9 @@ class XwaylandInput : public SeatTest {
 };
 
 TEST_F(XwaylandInput, GameGrabWithHiddenCursorLocksThePointerAndKeepsRelativeMotion) {
-  start_client({"--position", "100,100", "--size", "200x150", "--lock-pointer"});
-  ASSERT_TRUE(client_said("mapped ")) << client_.where() << "\n" << client_.log();
   // Once its surface is shown, the pointer enters the window: the game grabs.
+  ASSERT_NO_FATAL_FAILURE(map_client_under_pointer({"--lock-pointer"}));
   Seat& seat = server_->seat();
-  ASSERT_TRUE(serve_until(
-      [&] {
-        input_->move_to(150, 150);
-        return seat.pointer_focus() != nullptr;
-      },
-      20s))
-      << client_.log();
   ASSERT_TRUE(client_said("grabbed")) << client_.log();
   // Xwayland asks for a lock on that surface and ferry activates it.
   ASSERT_TRUE(serve_until([&] { return seat.active_constraint() != nullptr; }, 20s))
@@ -115,6 +123,33 @@ TEST_F(XwaylandInput, GameGrabWithHiddenCursorLocksThePointerAndKeepsRelativeMot
   input_->move_by(10, 0);
   settle();
   EXPECT_DOUBLE_EQ(seat.pointer_x(), before + 10);
+}
+
+// A program drawing its own title bar (Chromium, Electron and GTK programs on X11) answers
+// a press with _NET_WM_MOVERESIZE; the WM then moves the window with the pointer, or resizes
+// it within WM_NORMAL_HINTS' minimum, keeping the far edges still.
+TEST_F(XwaylandInput, NetWmMoveresizeMovesAndResizesTheWindow) {
+  ASSERT_NO_FATAL_FAILURE(
+      map_client_under_pointer({"--min-size", "150x100", "--moveresize-on-press", "8,4,0"}));
+  Seat& seat = server_->seat();
+  // Each drag: press, wait for the WM's grab, move in two steps, release.
+  auto drag = [&](const char* said, double dx, double dy) {
+    input_->press(BTN_LEFT);
+    EXPECT_TRUE(client_said(said)) << client_.log();
+    EXPECT_TRUE(serve_until([&] { return seat.window_grab() != nullptr; }, 20s));
+    input_->move_by(dx / 2, dy / 2);
+    input_->move_by(dx / 2, dy / 2);
+    input_->release(BTN_LEFT);
+    settle();
+    EXPECT_EQ(seat.window_grab(), nullptr);
+  };
+  drag("moveresize 8", 80, 60);
+  EXPECT_TRUE(client_said("configure 200x150+180+160")) << client_.log();
+  drag("moveresize 4", 30, 20);  // bottom-right: the top-left stays
+  EXPECT_TRUE(client_said("configure 230x170+180+160")) << client_.log();
+  // Top-left, past the minimum size: 150x100, the bottom-right corner (410, 330) still.
+  drag("moveresize 0", 150, 150);
+  EXPECT_TRUE(client_said("configure 150x100+260+230")) << client_.log();
 }
 
 }  // namespace
