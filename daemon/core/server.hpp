@@ -136,6 +136,11 @@ class Server {
     count(frame_callback_counts_, client, delta);
   }
 
+  // Taskbars: wlr-foreign-toplevel managers bound now. A window minimizes itself only
+  // while one of them can bring it back.
+  int taskbars() const { return taskbars_; }
+  void count_taskbar(int delta) { taskbars_ += delta; }
+
   // Adds an output at runtime (the headless backend and tests use it).
   Output* add_headless_output(const OutputMode& mode);
   // Adds an output placed right of the others; 'make_backend' builds its backend (null:
@@ -162,6 +167,7 @@ class Server {
   bool running_ = false;
   int exit_status_ = 0;
   uint64_t object_ids_ = 0;
+  int taskbars_ = 0;
   static void count(std::unordered_map<wl_client*, uint32_t>& counts, wl_client* client,
                     int delta) {
     uint32_t& n = counts[client];

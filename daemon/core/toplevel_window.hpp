@@ -27,7 +27,7 @@ class ToplevelWindow {
   virtual const std::string& title() const = 0;
   virtual const std::string& app_id() const = 0;
   struct State {
-    bool maximized = false, activated = false, fullscreen = false;
+    bool maximized = false, activated = false, fullscreen = false, minimized = false;
   };
   // As ferry decided it (a configure sent, for an xdg toplevel).
   virtual State window_state() const = 0;
@@ -35,11 +35,14 @@ class ToplevelWindow {
   virtual void request_maximized(bool on) = 0;
   virtual void request_fullscreen(bool on, Output* output) = 0;  // output: null for any
   virtual void request_close() = 0;
+  // Hides the window from the scene (its view unmaps; the window stays listed) or shows
+  // it again. Windows without a minimized state ignore it.
+  virtual void request_minimized(bool) {}
 
   // Emitted with the window (data: the implementing object).
   wl_signal on_metadata;  // title or app_id changed
   wl_signal on_state;     // window_state() changed
-  wl_signal on_unmap;     // unmapped, or being destroyed
+  wl_signal on_unmap;     // unmapped, or being destroyed (not minimized)
 };
 
 }  // namespace ferry

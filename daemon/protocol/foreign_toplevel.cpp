@@ -3,10 +3,13 @@
 // window (core/toplevel_window.hpp: xdg toplevels of xdg_wm_base and zxdg_shell_v6, and
 // managed X11 windows) with its title, app_id, outputs and state (maximized, activated,
 // fullscreen: as ferry decided it, the newest configure sent), and can activate, close,
-// maximize or make it fullscreen (an X11 window has no maximized state). A handle is made
-// per manager when a window maps; it is closed when the window unmaps or goes (a remapped
-// window gets a new handle). ferry has no minimized state: set_minimized/unset_minimized
-// are accepted and change nothing. wl_shell windows are not listed.
+// maximize, minimize or make it fullscreen (an X11 window has no maximized or minimized
+// state). A handle is made per manager when a window maps; it is closed when the window
+// unmaps or goes (a remapped window gets a new handle); a minimized window keeps its handle
+// (its view leaves the scene and comes back, the window stays mapped). Activating a
+// minimized window restores it. Bound managers are counted (Server::taskbars): a window
+// may minimize itself only while one runs, since only a taskbar brings it back, and xdg
+// toplevels are told so in wm_capabilities. wl_shell windows are not listed.
 //
 // Main thread only.
 
@@ -22,6 +25,7 @@
 #include "core/server.hpp"
 #include "core/surface.hpp"
 #include "protocol/globals.hpp"
+#include "protocol/xdg_shell.hpp"
 #include "core/toplevel_window.hpp"
 #include "util/listener.hpp"
 #include "util/log.hpp"
@@ -37,6 +41,7 @@ class ForeignToplevels;
 // One zwlr_foreign_toplevel_handle_v1: a toplevel as one manager's client sees it.
 struct Handle {
   ForeignToplevels* owner = nullptr;
+  wl_resource* manager = nullptr;  // null once that manager is gone
   wl_resource* resource = nullptr;
   ToplevelWindow* top = nullptr;  // null once closed
   std::vector<Output*> outputs;  // entered
@@ -52,8 +57,13 @@ class ForeignToplevels final : public Server::Global {
  public:
   explicit ForeignToplevels(Server& server) : server_(server) {
     mapped_.connect(&server.scene().on_view_mapped, [this](void* data) {
-      if (ToplevelWindow* t = static_cast<View*>(data)->toplevel_window())
-        for (wl_resource* m : managers_) announce(m, *t);
+      ToplevelWindow* t = static_cast<View*>(data)->toplevel_window();
+      if (!t) return;
+      // A window restored from minimized has its handles already.
+      for (wl_resource* m : managers_)
+        if (std::none_of(handles_.begin(), handles_.end(),
+                         [&](Handle* h) { return h->manager == m && h->top == t; }))
+          announce(m, *t);
     });
   }
   ~ForeignToplevels() override {
@@ -68,10 +78,15 @@ class ForeignToplevels final : public Server::Global {
   void bind(wl_client* client, uint32_t version, uint32_t id);
   void announce(wl_resource* manager, ToplevelWindow& top);
   void forget(Handle* h) { std::erase(handles_, h); }
+  void manager_gone(wl_resource* manager);
 
  private:
   Server& server_;
   std::vector<wl_resource*> managers_;  // those that did not stop
+  // Counts taskbars; when there comes to be one, or none, xdg toplevels learn whether
+  // they may minimize (wm_capabilities).
+  void count_taskbar(int delta);
+
   std::vector<Handle*> handles_;
   Listener mapped_;
 };
@@ -85,6 +100,7 @@ void Handle::send_state() {
   const ToplevelWindow::State s = top->window_state();
   if (s.maximized) add(ZWLR_FOREIGN_TOPLEVEL_HANDLE_V1_STATE_MAXIMIZED);
   if (s.activated) add(ZWLR_FOREIGN_TOPLEVEL_HANDLE_V1_STATE_ACTIVATED);
+  if (s.minimized) add(ZWLR_FOREIGN_TOPLEVEL_HANDLE_V1_STATE_MINIMIZED);
   if (s.fullscreen && wl_resource_get_version(resource) >= 2)
     add(ZWLR_FOREIGN_TOPLEVEL_HANDLE_V1_STATE_FULLSCREEN);
   zwlr_foreign_toplevel_handle_v1_send_state(resource, &states);
@@ -153,6 +169,7 @@ void on_live(wl_client*, wl_resource* r) {
 
 void handle_activate(wl_client*, wl_resource* r, wl_resource* /*seat*/) {
   Handle* h = handle_of(r);
+  if (h && h->top && h->top->window_state().minimized) h->top->request_minimized(false);
   View* view = h && h->top ? h->top->window_view() : nullptr;
   if (!view || !view->mapped() || !h->owner) return;
   Server& server = h->owner->server();
@@ -177,13 +194,11 @@ void handle_set_fullscreen(wl_client*, wl_resource* r, wl_resource* output) {
 
 void handle_destroy(wl_client*, wl_resource* r) { wl_resource_destroy(r); }
 
-void nothing(ToplevelWindow&) {}  // minimize: ferry has no minimized state
-
 const struct zwlr_foreign_toplevel_handle_v1_interface kHandleImpl = {
     on_live<[](ToplevelWindow& t) { t.request_maximized(true); }>,
     on_live<[](ToplevelWindow& t) { t.request_maximized(false); }>,
-    on_live<nothing>,
-    on_live<nothing>,
+    on_live<[](ToplevelWindow& t) { t.request_minimized(true); }>,
+    on_live<[](ToplevelWindow& t) { t.request_minimized(false); }>,
     handle_activate,
     on_live<[](ToplevelWindow& t) { t.request_close(); }>,
     handle_set_rectangle,
@@ -209,6 +224,7 @@ void ForeignToplevels::announce(wl_resource* manager, ToplevelWindow& top) {
   }
   auto* h = new Handle;
   h->owner = this;
+  h->manager = manager;
   h->resource = r;
   h->top = &top;
   wl_resource_set_implementation(r, &kHandleImpl, h, handle_resource_destroyed);
@@ -236,13 +252,29 @@ void ForeignToplevels::bind(wl_client* client, uint32_t version, uint32_t id) {
     return;
   }
   wl_resource_set_implementation(r, &kManagerImpl, this, [](wl_resource* res) {
-    auto* self = static_cast<ForeignToplevels*>(wl_resource_get_user_data(res));
-    std::erase(self->managers_, res);
+    static_cast<ForeignToplevels*>(wl_resource_get_user_data(res))->manager_gone(res);
   });
   managers_.push_back(r);
-  // Every toplevel mapped now, bottom to top.
-  for (View* v : server_.scene().views())
-    if (ToplevelWindow* t = v->toplevel_window(); t && v->mapped()) announce(r, *t);
+  count_taskbar(+1);
+  // Every toplevel mapped now (minimized ones too), bottom to top.
+  for (View* v : server_.scene().views()) {
+    ToplevelWindow* t = v->toplevel_window();
+    if (t && (v->mapped() || t->window_state().minimized)) announce(r, *t);
+  }
+}
+
+void ForeignToplevels::manager_gone(wl_resource* manager) {
+  std::erase(managers_, manager);
+  for (Handle* h : handles_)
+    if (h->manager == manager) h->manager = nullptr;
+  count_taskbar(-1);
+}
+
+void ForeignToplevels::count_taskbar(int delta) {
+  const bool had = server_.taskbars() > 0;
+  server_.count_taskbar(delta);
+  if (had != (server_.taskbars() > 0))
+    for (XdgToplevel* t : xdg_toplevels(server_)) t->capabilities_changed();
 }
 
 }  // namespace

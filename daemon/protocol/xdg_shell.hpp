@@ -275,7 +275,7 @@ class XdgToplevel final : public ToplevelWindow, public GrabbableWindow {
 
   // ToplevelWindow: the decided state, the view; close is send_close().
   State window_state() const override {
-    return {announced_.maximized, announced_.activated, announced_.fullscreen};
+    return {announced_.maximized, announced_.activated, announced_.fullscreen, minimized_};
   }
   View* window_view() const override { return view(); }
   void request_close() override { send_close(); }
@@ -286,6 +286,13 @@ class XdgToplevel final : public ToplevelWindow, public GrabbableWindow {
   void request_activated(bool activated);
   void request_maximized(bool maximized) override;
   void request_fullscreen(bool fullscreen, Output* output) override;
+  // Minimized: the view leaves the scene (focus, popups and grabs go as for an unmap), the
+  // toplevel stays mapped for its client and for taskbars; maximizing, fullscreen or
+  // activating from a taskbar restores it.
+  void request_minimized(bool minimized) override;
+  bool minimized() const { return minimized_; }
+  // Whether a taskbar runs changed: wm_capabilities (minimize) goes again with a configure.
+  void capabilities_changed();
   // Compositor side: puts the window geometry's top-left at a layout position (a window
   // manager's move; the wlcs module's position_window_absolute). Kept by the first map if
   // the window is not mapped yet.
@@ -364,6 +371,7 @@ class XdgToplevel final : public ToplevelWindow, public GrabbableWindow {
     bool ending = false, last = false;
   };
   std::optional<ResizeAnchor> anchor_;
+  bool minimized_ = false;
 };
 
 // xdg_popup.

@@ -154,8 +154,15 @@ void toplevel_unset_fullscreen(wl_client*, wl_resource* r) {
   tl(r)->request_fullscreen(false, nullptr);
 }
 
-void toplevel_set_minimized(wl_client*, wl_resource*) {
-  // Not advertised in wm_capabilities; the spec says such requests are ignored.
+void toplevel_set_minimized(wl_client*, wl_resource* r) {
+  LIVE_OR_RETURN(tl(r));
+  // Only a taskbar can bring the window back: without one, minimize is not in
+  // wm_capabilities, and the spec says such requests are ignored.
+  if (tl(r)->xdg_surface()->surface()->server().taskbars() == 0) {
+    log_debug("xdg_toplevel@%u: set_minimized ignored (no taskbar)", wl_resource_get_id(r));
+    return;
+  }
+  tl(r)->request_minimized(true);
 }
 
 const struct xdg_toplevel_interface kToplevelImpl = {
@@ -235,8 +242,36 @@ void XdgToplevel::request_activated(bool activated) {
   xdg_->schedule_configure();
 }
 
+void XdgToplevel::request_minimized(bool minimized) {
+  if (!xdg_ || minimized == minimized_) return;
+  if (minimized) {
+    if (!mapped()) return;
+    xdg_->dismiss_popups();
+    minimized_ = true;
+    view_->unmap();  // the seat's focus moves on; grabs of the window end
+    xdg_->surface()->server().seat().cancel_window_grab(*this);
+  } else {
+    minimized_ = false;
+    if (xdg_->surface()->has_content() && xdg_->configured()) {
+      update_view_position();
+      view_->map();  // the seat focuses a window that maps
+      xdg_->surface()->server().scene().raise(view_.get());
+    }
+  }
+  log_debug("xdg_toplevel@%u: %s", wl_resource_get_id(resource_),
+            minimized ? "minimized" : "restored");
+  wl_signal_emit_mutable(&on_state, this);
+}
+
+void XdgToplevel::capabilities_changed() {
+  if (!xdg_ || !sent_capabilities_) return;
+  sent_capabilities_ = false;
+  xdg_->schedule_configure();
+}
+
 void XdgToplevel::request_maximized(bool maximized) {
   if (!xdg_) return;
+  if (maximized) request_minimized(false);
   if (!maximized && requested_.maximized && !requested_.fullscreen) {
     requested_w_ = saved_w_;
     requested_h_ = saved_h_;
@@ -248,6 +283,7 @@ void XdgToplevel::request_maximized(bool maximized) {
 
 void XdgToplevel::request_fullscreen(bool fullscreen, Output* output) {
   if (!xdg_) return;
+  if (fullscreen) request_minimized(false);
   if (!fullscreen && requested_.fullscreen && !requested_.maximized) {
     requested_w_ = saved_w_;
     requested_h_ = saved_h_;
@@ -330,6 +366,8 @@ void XdgToplevel::send_configure_events(const XdgConfigure& c) {
       wl_array_init(&caps);
       add_state(&caps, XDG_TOPLEVEL_WM_CAPABILITIES_MAXIMIZE);
       add_state(&caps, XDG_TOPLEVEL_WM_CAPABILITIES_FULLSCREEN);
+      if (xdg_->surface()->server().taskbars() > 0)
+        add_state(&caps, XDG_TOPLEVEL_WM_CAPABILITIES_MINIMIZE);
       xdg_toplevel_send_wm_capabilities(resource_, &caps);
       wl_array_release(&caps);
     }
@@ -477,7 +515,7 @@ void XdgToplevel::post_commit() {
   wx_ = sat_add(wx_, s.take_dx());
   wy_ = sat_add(wy_, s.take_dy());
   if (!s.has_content()) {
-    if (view_->mapped()) unmap();
+    if (view_->mapped() || minimized_) unmap();
     return;
   }
   if (!xdg_->configured()) return;  // pre_commit rejected this already
@@ -489,14 +527,15 @@ void XdgToplevel::post_commit() {
     if (anchor_->last) anchor_.reset();
   }
   update_view_position();
-  if (!view_->mapped()) {
+  if (!view_->mapped() && !minimized_) {
     view_->map();
     s.server().scene().raise(view_.get());
   }
 }
 
 void XdgToplevel::unmap() {
-  if (!view_ || !view_->mapped()) return;
+  if (!view_ || (!view_->mapped() && !minimized_)) return;
+  minimized_ = false;
   if (xdg_) xdg_->dismiss_popups();
   view_->unmap();
   anchor_.reset();

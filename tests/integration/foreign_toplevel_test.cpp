@@ -1,7 +1,7 @@
 // zwlr_foreign_toplevel_manager_v1 from a taskbar's side: a second client sees an xdg
 // toplevel with its title, app_id, output and state, drives it (maximize, fullscreen,
 // close), sees it closed when it unmaps, and gets invalid_rectangle for a negative
-// set_rectangle.
+// set_rectangle. Minimizing, which needs a taskbar to bring the window back.
 
 #include <gtest/gtest.h>
 
@@ -21,25 +21,35 @@ using namespace std::chrono_literals;
 namespace ferry::itest {
 namespace {
 
-TEST(ForeignToplevel, TaskbarSeesWindowsAndDrivesThem) {
+// ferryd with one app showing a 200x150 window of colour 0x3366cc (app_id
+// org.ferry.test; ferry places the first window at 32, 32).
+class ForeignToplevel : public ::testing::Test {
+ protected:
+  void show(const char* title) {
+    ASSERT_TRUE(f.start({"--output", "640x480@60"}));
+    app = WlClient::connect(f.socket_path(), &err);
+    ASSERT_TRUE(app) << err;
+    top = app->create_toplevel();
+    xdg_toplevel_set_title(top.toplevel, title);
+    xdg_toplevel_set_app_id(top.toplevel, "org.ferry.test");
+    ShmBuffer* b = app->create_buffer(200, 150, WL_SHM_FORMAT_XRGB8888, 0xff3366cc);
+    ASSERT_TRUE(commit_until_presented(*app, top.surface, b->buffer, 0, 0, 200, 150))
+        << f.log();
+  }
   Ferryd f;
-  ASSERT_TRUE(f.start({"--output", "640x480@60"}));
   std::string err;
-  auto app = WlClient::connect(f.socket_path(), &err);
-  ASSERT_TRUE(app) << err;
-  Toplevel top = app->create_toplevel();
-  xdg_toplevel_set_title(top.toplevel, "ferry test window");
-  xdg_toplevel_set_app_id(top.toplevel, "org.ferry.test");
-  ShmBuffer* b = app->create_buffer(200, 150, WL_SHM_FORMAT_XRGB8888, 0xff3366cc);
-  ASSERT_TRUE(commit_until_presented(*app, top.surface, b->buffer, 0, 0, 200, 150)) << f.log();
+  std::unique_ptr<WlClient> app;
+  Toplevel top;
+};
+
+TEST_F(ForeignToplevel, TaskbarSeesWindowsAndDrivesThem) {
+  ASSERT_NO_FATAL_FAILURE(show("ferry test window"));
 
   auto bar = WlClient::connect(f.socket_path(), &err);
   ASSERT_TRUE(bar) << err;
-  auto* manager = static_cast<zwlr_foreign_toplevel_manager_v1*>(
-      bar->bind(&zwlr_foreign_toplevel_manager_v1_interface, 2));
-  ASSERT_NE(manager, nullptr) << "no zwlr_foreign_toplevel_manager_v1";
   Taskbar tb;
-  zwlr_foreign_toplevel_manager_v1_add_listener(manager, &kManagerListener, &tb);
+  auto* manager = bind_taskbar(*bar, tb);
+  ASSERT_NE(manager, nullptr) << "no zwlr_foreign_toplevel_manager_v1";
   ASSERT_TRUE(pump(*bar, *app, [&] { return !tb.handles.empty() && tb.handles[0]->done > 0; }));
   ASSERT_EQ(tb.handles.size(), 1u);
   HandleLog& h = *tb.handles[0];
@@ -84,6 +94,63 @@ TEST(ForeignToplevel, TaskbarSeesWindowsAndDrivesThem) {
   expect_protocol_error(*bar, "zwlr_foreign_toplevel_handle_v1",
                         ZWLR_FOREIGN_TOPLEVEL_HANDLE_V1_ERROR_INVALID_RECTANGLE);
   EXPECT_GE(app->roundtrip(), 0);
+  EXPECT_TRUE(f.running());
+}
+
+// A window may minimize itself only while a taskbar runs (wm_capabilities says so, and
+// says it again when that changes); minimized, it leaves the screen but keeps its handle,
+// and the taskbar's activate restores it. Unmapped while minimized, its handle closes.
+TEST_F(ForeignToplevel, MinimizeNeedsATaskbarAndActivationRestores) {
+  ASSERT_NO_FATAL_FAILURE(show("minimizing"));
+  // The window's middle.
+  auto shown = [&] {
+    Image img;
+    EXPECT_TRUE(app->capture(0, &img, &err)) << err;
+    const uint8_t* p = img.pixel(132, 107);
+    return p[0] == 0x33 && p[1] == 0x66 && p[2] == 0xcc;
+  };
+  ASSERT_TRUE(shown());
+  EXPECT_GE(WlClient::live(top).capabilities, 1);
+  EXPECT_FALSE(WlClient::live(top).can_minimize);
+  xdg_toplevel_set_minimized(top.toplevel);
+  ASSERT_GE(app->roundtrip(), 0);
+  EXPECT_TRUE(shown()) << "minimized without a taskbar to bring it back";
+
+  auto bar = WlClient::connect(f.socket_path(), &err);
+  ASSERT_TRUE(bar) << err;
+  Taskbar tb;
+  auto* manager = bind_taskbar(*bar, tb);
+  ASSERT_NE(manager, nullptr);
+  ASSERT_TRUE(pump(*bar, *app, [&] {
+    return !tb.handles.empty() && tb.handles[0]->done > 0 && WlClient::live(top).can_minimize;
+  }));
+  HandleLog& h = *tb.handles[0];
+  xdg_toplevel_set_minimized(top.toplevel);
+  ASSERT_TRUE(pump(*bar, *app, [&] { return h.has(ZWLR_FOREIGN_TOPLEVEL_HANDLE_V1_STATE_MINIMIZED); }));
+  EXPECT_FALSE(shown());
+  EXPECT_FALSE(h.closed);
+  // The taskbar's activate: shown again, activated, the same handle.
+  auto* seat = static_cast<wl_seat*>(bar->bind(&wl_seat_interface, 1));
+  ASSERT_NE(seat, nullptr);
+  zwlr_foreign_toplevel_handle_v1_activate(h.handle, seat);
+  ASSERT_TRUE(pump(*bar, *app, [&] {
+    return !h.has(ZWLR_FOREIGN_TOPLEVEL_HANDLE_V1_STATE_MINIMIZED) &&
+           h.has(ZWLR_FOREIGN_TOPLEVEL_HANDLE_V1_STATE_ACTIVATED);
+  }));
+  EXPECT_TRUE(shown());
+  EXPECT_EQ(tb.handles.size(), 1u);
+  // Minimized by the taskbar, then unmapped by its client: the handle closes.
+  zwlr_foreign_toplevel_handle_v1_set_minimized(h.handle);
+  ASSERT_TRUE(pump(*bar, *app, [&] { return h.has(ZWLR_FOREIGN_TOPLEVEL_HANDLE_V1_STATE_MINIMIZED); }));
+  wl_surface_attach(top.surface, nullptr, 0, 0);
+  wl_surface_commit(top.surface);
+  EXPECT_TRUE(pump(*bar, *app, [&] { return h.closed; }));
+  // The taskbar stops: windows may no longer minimize (a new window is told so).
+  zwlr_foreign_toplevel_manager_v1_stop(manager);
+  ASSERT_GE(bar->roundtrip(), 0);
+  Toplevel second = app->create_toplevel();
+  ASSERT_TRUE(pump(*bar, *app, [&] { return WlClient::live(second).capabilities > 0; }));
+  EXPECT_FALSE(WlClient::live(second).can_minimize);
   EXPECT_TRUE(f.running());
 }
 

@@ -52,6 +52,14 @@ const zwlr_foreign_toplevel_manager_v1_listener kManagerListener = {
     [](void*, zwlr_foreign_toplevel_manager_v1*) {},
 };
 
+// Binds a manager on 'bar' that logs into 'tb'; null if ferryd offers none.
+zwlr_foreign_toplevel_manager_v1* bind_taskbar(WlClient& bar, Taskbar& tb) {
+  auto* m = static_cast<zwlr_foreign_toplevel_manager_v1*>(
+      bar.bind(&zwlr_foreign_toplevel_manager_v1_interface, 2));
+  if (m) zwlr_foreign_toplevel_manager_v1_add_listener(m, &kManagerListener, &tb);
+  return m;
+}
+
 // Roundtrips both clients until 'done' (bounded: a hang fails, no speed is asserted).
 template <typename P>
 bool pump(WlClient& a, WlClient& b, P done) {

@@ -81,7 +81,14 @@ const xdg_toplevel_listener kToplevelListener = {
     },
     [](void* data, xdg_toplevel*) { ++static_cast<Toplevel*>(data)->closes; },
     [](void*, xdg_toplevel*, int32_t, int32_t) {},
-    [](void*, xdg_toplevel*, wl_array*) {},
+    [](void* data, xdg_toplevel*, wl_array* caps) {
+      auto* t = static_cast<Toplevel*>(data);
+      t->capabilities++;
+      const auto* c = static_cast<const uint32_t*>(caps->data);
+      t->can_minimize = std::find(c, c + caps->size / sizeof(uint32_t),
+                                  uint32_t(XDG_TOPLEVEL_WM_CAPABILITIES_MINIMIZE)) !=
+                        c + caps->size / sizeof(uint32_t);
+    },
 };
 
 }  // namespace

@@ -42,6 +42,9 @@ struct Toplevel {
   bool maximized = false, fullscreen = false, activated = false;
   int32_t width = 0, height = 0;
   int closes = 0;
+  // From the newest xdg_toplevel.wm_capabilities, and how many came.
+  bool can_minimize = false;
+  int capabilities = 0;
 };
 
 class WlClient {

@@ -382,11 +382,9 @@ TEST_F(Xwayland, TaskbarListsManagedX11WindowsAndClosesThem) {
   std::string err;
   auto bar = WlClient::connect(f_.socket_path(), &err);
   ASSERT_TRUE(bar) << err;
-  auto* manager = static_cast<zwlr_foreign_toplevel_manager_v1*>(
-      bar->bind(&zwlr_foreign_toplevel_manager_v1_interface, 2));
-  ASSERT_NE(manager, nullptr);
   Taskbar tb;
-  zwlr_foreign_toplevel_manager_v1_add_listener(manager, &kManagerListener, &tb);
+  auto* manager = bind_taskbar(*bar, tb);
+  ASSERT_NE(manager, nullptr);
   auto until = [&](auto pred) {
     return wait_until([&] { return bar->roundtrip() >= 0 && pred(); }, 30s);
   };
