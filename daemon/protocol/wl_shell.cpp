@@ -10,12 +10,14 @@
 
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "core/output.hpp"
 #include "core/scene.hpp"
 #include "core/seat.hpp"
 #include "core/server.hpp"
 #include "core/surface.hpp"
+#include "core/toplevel_window.hpp"
 #include "core/window_grab.hpp"
 #include "protocol/globals.hpp"
 #include "util/listener.hpp"
@@ -30,16 +32,21 @@ class ShellSurface;
 
 class ShellView final : public View {
  public:
-  ShellView(Scene& scene, Surface& root, const ShellSurface& owner)
-      : View(scene, root), owner_(owner) {}
+  ShellView(Scene& scene, Surface& root, ShellSurface& owner) : View(scene, root), owner_(owner) {}
   const char* kind() const override { return "wl_shell_surface"; }
   bool wants_focus() const override;
+  void set_activated(bool activated) override;
+  ToplevelWindow* toplevel_window() override;
 
  private:
-  const ShellSurface& owner_;
+  ShellSurface& owner_;
 };
 
-class ShellSurface final : public SurfaceRole, public GrabbableWindow {
+// Toplevel, maximized, fullscreen and active transient surfaces are windows for taskbars
+// too (ToplevelWindow): title, class as app_id, maximized, fullscreen and activated. The
+// compositor cannot ask a wl_shell client for a state or to close (the protocol has no
+// such events): those requests change nothing.
+class ShellSurface final : public SurfaceRole, public GrabbableWindow, public ToplevelWindow {
  public:
   enum class Kind { none, toplevel, transient, popup, maximized, fullscreen };
 
@@ -55,6 +62,30 @@ class ShellSurface final : public SurfaceRole, public GrabbableWindow {
 
   const char* name() const override { return "wl_shell_surface"; }
   Surface* surface() const { return surface_; }
+
+  // ToplevelWindow.
+  const std::string& title() const override { return title_; }
+  const std::string& app_id() const override { return class_; }
+  State window_state() const override {
+    return {kind_ == Kind::maximized, activated_, kind_ == Kind::fullscreen, false};
+  }
+  View* window_view() const override { return view_.get(); }
+  void request_maximized(bool) override {}
+  void request_fullscreen(bool, Output*) override {}
+  void request_close() override {}
+  void set_title(const char* t) {
+    title_ = t ? t : "";
+    wl_signal_emit_mutable(&on_metadata, this);
+  }
+  void set_class(const char* c) {
+    class_ = c ? c : "";
+    wl_signal_emit_mutable(&on_metadata, this);
+  }
+  void set_activated(bool activated) {
+    if (activated == activated_) return;
+    activated_ = activated;
+    wl_signal_emit_mutable(&on_state, this);
+  }
   bool takes_focus() const {
     return kind_ == Kind::toplevel || kind_ == Kind::maximized || kind_ == Kind::fullscreen ||
            (kind_ == Kind::transient && !inactive_);
@@ -64,7 +95,9 @@ class ShellSurface final : public SurfaceRole, public GrabbableWindow {
     if (!surface_) return;
     end_popup();
     set_parent(nullptr, 0, 0);
+    const bool state_changed = kind != kind_;
     kind_ = kind;
+    if (state_changed) wl_signal_emit_mutable(&on_state, this);
     inactive_ = false;
     ensure_view();
     if (kind == Kind::toplevel) {
@@ -158,6 +191,7 @@ class ShellSurface final : public SurfaceRole, public GrabbableWindow {
     view_->unmap();
     anchor_.reset();
     server_.seat().cancel_window_grab(*this);
+    wl_signal_emit_mutable(&on_unmap, this);
   }
 
   void ensure_view() {
@@ -200,7 +234,7 @@ class ShellSurface final : public SurfaceRole, public GrabbableWindow {
     parent_unmapped_.disconnect();
     parent_view_ = nullptr;
     if (view_) {
-      if (view_->mapped()) view_->unmap();
+      if (view_->mapped()) unmap();
       view_->set_parent(nullptr);
     }
     end_popup();
@@ -213,6 +247,7 @@ class ShellSurface final : public SurfaceRole, public GrabbableWindow {
 
   // The wl_surface or this object is going away: drop the view, stay inert.
   void detach() {
+    if (view_ && view_->mapped()) unmap();
     anchor_.reset();
     server_.seat().cancel_window_grab(*this);
     parent_unmapped_.disconnect();
@@ -239,12 +274,16 @@ class ShellSurface final : public SurfaceRole, public GrabbableWindow {
   };
   std::optional<Anchor> anchor_;
   uint32_t edges_ = 0;  // the resize's, for configure
+  std::string title_, class_;
+  bool activated_ = false;
   std::unique_ptr<ShellView> view_;
   View* parent_view_ = nullptr;
   Listener surface_destroy_, parent_unmapped_;
 };
 
 bool ShellView::wants_focus() const { return owner_.takes_focus(); }
+void ShellView::set_activated(bool activated) { owner_.set_activated(activated); }
+ToplevelWindow* ShellView::toplevel_window() { return owner_.takes_focus() ? &owner_ : nullptr; }
 
 ShellSurface* ss(wl_resource* r) { return static_cast<ShellSurface*>(wl_resource_get_user_data(r)); }
 
@@ -287,8 +326,8 @@ void ss_set_popup(wl_client*, wl_resource* r, wl_resource*, uint32_t, wl_resourc
 void ss_set_maximized(wl_client*, wl_resource* r, wl_resource*) {
   ss(r)->set_toplevel_kind(ShellSurface::Kind::maximized);
 }
-void ss_set_title(wl_client*, wl_resource*, const char*) {}
-void ss_set_class(wl_client*, wl_resource*, const char*) {}
+void ss_set_title(wl_client*, wl_resource* r, const char* title) { ss(r)->set_title(title); }
+void ss_set_class(wl_client*, wl_resource* r, const char* cls) { ss(r)->set_class(cls); }
 
 const struct wl_shell_surface_interface kShellSurfaceImpl = {
     ss_pong,     ss_move,          ss_resize,        ss_set_toplevel, ss_set_transient,

@@ -1,7 +1,8 @@
 // zwlr_foreign_toplevel_manager_v1 from a taskbar's side: a second client sees an xdg
 // toplevel with its title, app_id, output and state, drives it (maximize, fullscreen,
 // close), sees it closed when it unmaps, and gets invalid_rectangle for a negative
-// set_rectangle. Minimizing, which needs a taskbar to bring the window back.
+// set_rectangle. Minimizing, which needs a taskbar to bring the window back. wl_shell
+// windows.
 
 #include <gtest/gtest.h>
 
@@ -152,6 +153,38 @@ TEST_F(ForeignToplevel, MinimizeNeedsATaskbarAndActivationRestores) {
   ASSERT_TRUE(pump(*bar, *app, [&] { return WlClient::live(second).capabilities > 0; }));
   EXPECT_FALSE(WlClient::live(second).can_minimize);
   EXPECT_TRUE(f.running());
+}
+
+// Old clients' wl_shell windows are listed too, with their title and class; the handle
+// closes when the surface goes.
+TEST_F(ForeignToplevel, WlShellWindowsAreListed) {
+  ASSERT_NO_FATAL_FAILURE(show("xdg"));
+  auto* shell = static_cast<wl_shell*>(app->bind(&wl_shell_interface, 1));
+  ASSERT_NE(shell, nullptr);
+  wl_surface* s = wl_compositor_create_surface(app->compositor);
+  wl_shell_surface* ss = wl_shell_get_shell_surface(shell, s);
+  wl_shell_surface_set_title(ss, "old app");
+  wl_shell_surface_set_class(ss, "org.ferry.shell");
+  wl_shell_surface_set_toplevel(ss);
+  ShmBuffer* b = app->create_buffer(80, 60, WL_SHM_FORMAT_XRGB8888, 0xff00ff00);
+  ASSERT_TRUE(commit_until_presented(*app, s, b->buffer, 0, 0, 80, 60)) << f.log();
+  auto bar = WlClient::connect(f.socket_path(), &err);
+  ASSERT_TRUE(bar) << err;
+  Taskbar tb;
+  ASSERT_NE(bind_taskbar(*bar, tb), nullptr);
+  ASSERT_TRUE(pump(*bar, *app, [&] {
+    return tb.handles.size() == 2 && tb.handles[0]->done > 0 && tb.handles[1]->done > 0;
+  }));
+  // Bottom to top: the xdg window, then the wl_shell one, mapped last and focused.
+  HandleLog& h = *tb.handles[1];
+  EXPECT_EQ(h.title, "old app");
+  EXPECT_EQ(h.app_id, "org.ferry.shell");
+  EXPECT_TRUE(h.has(ZWLR_FOREIGN_TOPLEVEL_HANDLE_V1_STATE_ACTIVATED));
+  EXPECT_FALSE(tb.handles[0]->has(ZWLR_FOREIGN_TOPLEVEL_HANDLE_V1_STATE_ACTIVATED));
+  wl_shell_surface_destroy(ss);
+  wl_surface_destroy(s);
+  EXPECT_TRUE(pump(*bar, *app, [&] { return h.closed; }));
+  EXPECT_FALSE(tb.handles[0]->closed);
 }
 
 }  // namespace
