@@ -129,6 +129,10 @@ class InputReader {
         if (!parse_key_combo(string(v, "quit_key"), &cfg.quit_key, &why)) fail(v.source(), why);
       } else if (k == "vt_switch") {
         cfg.vt_switch = boolean(v, "vt_switch");
+      } else if (k == "window_drag") {
+        std::string why;
+        if (!parse_modifiers(string(v, "window_drag"), &cfg.window_drag, &why))
+          fail(v.source(), "'window_drag' " + why);
       } else if (k == "cursor_theme") {
         cfg.cursor_theme = string(v, "cursor_theme");
         if (cfg.cursor_theme.empty() || cfg.cursor_theme.find('/') != std::string::npos)
@@ -141,7 +145,8 @@ class InputReader {
         cfg.cursor_size = int32_t(n);
       } else {
         fail(k.source(), "unknown key '" + std::string(k.str()) + "' in [input] (known: keyboard, "
-                         "pointer, device, quit_key, vt_switch, cursor_theme, cursor_size)");
+                         "pointer, device, quit_key, vt_switch, window_drag, cursor_theme, "
+                         "cursor_size)");
       }
     }
   }
@@ -153,6 +158,16 @@ class InputReader {
 std::string lower(std::string s) {
   for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
   return s;
+}
+
+// A modifier's KeyCombo bit from its name (any case); 0 if it names none.
+uint32_t modifier_bit(const std::string& name) {
+  std::string m = lower(name);
+  if (m == "shift") return KeyCombo::shift;
+  if (m == "ctrl" || m == "control") return KeyCombo::ctrl;
+  if (m == "alt" || m == "mod1") return KeyCombo::alt;
+  if (m == "super" || m == "logo" || m == "mod4") return KeyCombo::super;
+  return 0;
 }
 
 }  // namespace
@@ -232,18 +247,35 @@ bool parse_key_combo(const std::string& text, KeyCombo* out, std::string* error)
       c.keysym = xkb_keysym_to_lower(sym);
       break;
     }
-    std::string m = lower(part);
-    if (m == "shift") c.modifiers |= KeyCombo::shift;
-    else if (m == "ctrl" || m == "control") c.modifiers |= KeyCombo::ctrl;
-    else if (m == "alt" || m == "mod1") c.modifiers |= KeyCombo::alt;
-    else if (m == "super" || m == "logo" || m == "mod4") c.modifiers |= KeyCombo::super;
-    else {
+    uint32_t bit = modifier_bit(part);
+    if (!bit) {
       *error = "key '" + text + "': unknown modifier '" + part + "' (Shift, Ctrl, Alt, Super)";
       return false;
     }
+    c.modifiers |= bit;
     start = plus + 1;
   }
   *out = c;
+  return true;
+}
+
+bool parse_modifiers(const std::string& text, uint32_t* out, std::string* error) {
+  uint32_t mods = 0;
+  if (!text.empty() && lower(text) != "none") {
+    for (size_t start = 0;;) {
+      size_t plus = text.find('+', start);
+      std::string part = text.substr(start, plus == std::string::npos ? plus : plus - start);
+      uint32_t bit = modifier_bit(part);
+      if (!bit) {
+        *error = "'" + text + "': '" + part + "' is not a modifier (Shift, Ctrl, Alt, Super)";
+        return false;
+      }
+      mods |= bit;
+      if (plus == std::string::npos) break;
+      start = plus + 1;
+    }
+  }
+  *out = mods;
   return true;
 }
 

@@ -57,6 +57,8 @@ struct KeyCombo {
 // the key: an xkb keysym name). "none" or "" gives an unbound combo. False if malformed.
 bool parse_key_combo(const std::string& text, KeyCombo* out, std::string* error);
 std::string to_string(const KeyCombo& combo);
+// Parses modifiers alone ("Super", "Alt+Shift"; "none" or "" for none) into KeyCombo bits.
+bool parse_modifiers(const std::string& text, uint32_t* out, std::string* error);
 
 struct InputConfig {
   KeyboardConfig keyboard;
@@ -64,6 +66,9 @@ struct InputConfig {
   std::vector<DeviceRule> devices;  // [[input.device]], in file order
   KeyCombo quit_key{KeyCombo::ctrl | KeyCombo::alt, 0xff08 /* BackSpace */};
   bool vt_switch = true;            // Ctrl+Alt+F1..F12 switch VTs
+  // Held while pressing on a window, these modifiers make the press the compositor's: the
+  // left button moves the window, the right one resizes it (0: off).
+  uint32_t window_drag = KeyCombo::super;
   // The default pointer image's Xcursor theme and size; empty / 0: XCURSOR_THEME and
   // XCURSOR_SIZE, else "default" and 24 (core/cursor_theme.hpp).
   std::string cursor_theme;

@@ -52,6 +52,7 @@ bool LiveInput::apply(const config::InputConfig& cfg, std::string* error) {
   if (keymap || repeat_changed) server_.seat().set_keyboard(std::move(keymap), kb.repeat_rate, kb.repeat_delay);
   keys_->set_quit_key(cfg.quit_key);
   keys_->set_vt_switch(cfg.vt_switch);
+  server_.seat().set_window_drag(cfg.window_drag);
   // The Cursor loaded the environment's theme when it was made.
   const config::InputConfig& before = applied_ ? current_ : config::InputConfig{};
   if (cfg.cursor_theme != before.cursor_theme || cfg.cursor_size != before.cursor_size)

@@ -17,6 +17,7 @@
 
 namespace ferry {
 
+class GrabbableWindow;
 class Server;
 class Surface;
 class Scene;
@@ -72,6 +73,9 @@ class View {
   // The window taskbars list for this view (an xdg toplevel, a managed X11 window); null
   // for the rest.
   virtual ToplevelWindow* toplevel_window() { return nullptr; }
+  // The window the user moves and resizes when dragging this view with the seat's window
+  // drag modifiers (core/window_grab.hpp); null for views that are no such window.
+  virtual GrabbableWindow* grabbable_window() { return nullptr; }
   // A popup with an explicit grab: while mapped it holds the keyboard focus; the seat calls
   // dismiss_grab() when the grab ends (a click outside its client).
   virtual bool grabs_keyboard() const { return false; }

@@ -335,6 +335,7 @@ void Seat::pointer_button(uint32_t time_ms, uint32_t button, bool pressed) {
           focus_view(view);
         }
       }
+      if (start_modifier_drag(button)) return;  // the press is the compositor's
     }
   } else {
     buttons_.erase(it);

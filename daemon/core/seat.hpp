@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "config/input_config.hpp"
 #include "util/listener.hpp"
 #include "util/region.hpp"
 #include "util/unique_fd.hpp"
@@ -256,6 +257,10 @@ class Seat final : public InputSink {
   // The grab's button was released or its finger lifted: it ends (and is deleted).
   void finish_window_grab();
   WindowGrab* window_grab() const { return window_grab_.get(); }
+  // Modifiers (config::KeyCombo bits; 0: off) that make a press on a window the
+  // compositor's: the left button moves the window, the right one resizes it from the
+  // nearest edges ([input] window_drag; Super by default).
+  void set_window_drag(uint32_t modifiers) { window_drag_ = modifiers; }
 
   // Pointer constraints: registered by their protocol objects; at most one per surface.
   void add_constraint(PointerConstraint* c);
@@ -339,6 +344,9 @@ class Seat final : public InputSink {
   void move_pointer(uint32_t time_ms, double x, double y);
   void confine(double* x, double* y) const;
   void end_touch_point(size_t index);
+  // A press of 'button' with the window drag modifiers held: starts the window's move or
+  // resize (core/window_grab.cpp); false when the press is the client's.
+  bool start_modifier_drag(uint32_t button);
 
   Server& server_;
   std::string name_ = "seat0";
@@ -386,6 +394,7 @@ class Seat final : public InputSink {
   TouchGrab* touch_grab_ = nullptr;
   int32_t touch_grab_id_ = 0;
   std::unique_ptr<WindowGrab> window_grab_;
+  uint32_t window_drag_ = config::KeyCombo::super;
 
   struct SelectionSlot {
     SelectionSource* source = nullptr;

@@ -2,11 +2,17 @@
 
 #include "core/window_grab.hpp"
 
+#include <linux/input-event-codes.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
+#include "core/scene.hpp"
+#include "core/server.hpp"
 #include "core/surface.hpp"
+#include "input/key_bindings.hpp"
+#include "input/keyboard_state.hpp"
 #include "util/log.hpp"
 #include "util/sat_math.hpp"
 
@@ -137,6 +143,28 @@ bool Seat::start_window_grab(GrabbableWindow& window, std::optional<uint32_t> se
   if (!grab || !grab->start()) return false;
   window_grab_ = std::move(grab);
   return true;
+}
+
+bool Seat::start_modifier_drag(uint32_t button) {
+  if (!window_drag_ || !keyboard_ || !pointer_focus_ || shortcuts_inhibited()) return false;
+  if ((button != BTN_LEFT && button != BTN_RIGHT) || held_modifiers(*keyboard_) != window_drag_)
+    return false;
+  View* view = server_.scene().view_of(*pointer_focus_);
+  GrabbableWindow* window = view ? view->grabbable_window() : nullptr;
+  if (!window) return false;
+  uint32_t edges = 0;
+  if (button == BTN_RIGHT) {
+    // The nearest edges: the outer thirds of each side; the middle resizes the
+    // bottom-right corner.
+    Rect b = window->grab_box();
+    int64_t third_w = b.width / 3, third_h = b.height / 3;
+    if (x_ < double(int64_t(b.x) + third_w)) edges |= kEdgeLeft;
+    else if (x_ >= double(int64_t(b.x) + b.width - third_w)) edges |= kEdgeRight;
+    if (y_ < double(int64_t(b.y) + third_h)) edges |= kEdgeTop;
+    else if (y_ >= double(int64_t(b.y) + b.height - third_h)) edges |= kEdgeBottom;
+    if (!edges) edges = kEdgeBottom | kEdgeRight;
+  }
+  return start_window_grab(*window, grab_serial_, edges);
 }
 
 void Seat::cancel_window_grab(const GrabbableWindow& window) {

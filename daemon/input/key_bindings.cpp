@@ -9,10 +9,8 @@
 #include "util/log.hpp"
 
 namespace ferry {
-namespace {
 
-// Our KeyCombo modifier bits held in the keyboard's depressed+latched mask.
-uint32_t combo_mods(const KeyboardState& kb) {
+uint32_t held_modifiers(const KeyboardState& kb) {
   uint32_t held = kb.modifiers().depressed | kb.modifiers().latched;
   uint32_t out = 0;
   auto has = [&](const char* name) {
@@ -26,12 +24,10 @@ uint32_t combo_mods(const KeyboardState& kb) {
   return out;
 }
 
-}  // namespace
-
 bool KeyBindings::trigger(uint32_t key) {
   KeyboardState* kb = keyboard_ ? keyboard_() : nullptr;
   if (!kb) return false;
-  uint32_t mods = combo_mods(*kb);
+  uint32_t mods = held_modifiers(*kb);
   uint32_t sym = kb->keysym(key);
   uint32_t base = kb->base_keysym(key);
   if (vt_switch_) {

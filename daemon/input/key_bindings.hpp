@@ -19,6 +19,9 @@ namespace ferry {
 
 class KeyboardState;
 
+// The config::KeyCombo modifier bits held (depressed or latched) on 'kb'.
+uint32_t held_modifiers(const KeyboardState& kb);
+
 class KeyBindings final : public InputSink {
  public:
   // 'keyboard' returns the seat's keyboard model (may return null: no keyboard), read for

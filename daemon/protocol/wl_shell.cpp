@@ -37,6 +37,7 @@ class ShellView final : public View {
   bool wants_focus() const override;
   void set_activated(bool activated) override;
   ToplevelWindow* toplevel_window() override;
+  GrabbableWindow* grabbable_window() override;
 
  private:
   ShellSurface& owner_;
@@ -284,6 +285,7 @@ class ShellSurface final : public SurfaceRole, public GrabbableWindow, public To
 bool ShellView::wants_focus() const { return owner_.takes_focus(); }
 void ShellView::set_activated(bool activated) { owner_.set_activated(activated); }
 ToplevelWindow* ShellView::toplevel_window() { return owner_.takes_focus() ? &owner_ : nullptr; }
+GrabbableWindow* ShellView::grabbable_window() { return &owner_; }
 
 ShellSurface* ss(wl_resource* r) { return static_cast<ShellSurface*>(wl_resource_get_user_data(r)); }
 

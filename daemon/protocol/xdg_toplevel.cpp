@@ -32,6 +32,7 @@ class ToplevelView final : public View {
   }
   XdgToplevel& toplevel() const { return toplevel_; }
   ToplevelWindow* toplevel_window() override { return &toplevel_; }
+  GrabbableWindow* grabbable_window() override { return &toplevel_; }
 
  private:
   XdgToplevel& toplevel_;

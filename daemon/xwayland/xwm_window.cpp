@@ -52,6 +52,10 @@ ToplevelWindow* WindowView::toplevel_window() {
   return window_.override_redirect() ? nullptr : &window_;
 }
 
+GrabbableWindow* WindowView::grabbable_window() {
+  return window_.override_redirect() ? nullptr : &window_;
+}
+
 View* Window::window_view() const { return view_.get(); }
 
 void Window::set_activated(bool activated) {

@@ -36,6 +36,7 @@ class WindowView final : public View {
   std::optional<Identity> identity() const override;
   // Listed by taskbars unless override-redirect (menus, tooltips).
   ToplevelWindow* toplevel_window() override;
+  GrabbableWindow* grabbable_window() override;
   Window& window() const { return window_; }
 
  private:

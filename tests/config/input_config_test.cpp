@@ -40,6 +40,16 @@ TEST_F(InputParse, DefaultsWithoutAnInputTable) {
   EXPECT_EQ(c.input.quit_key.keysym, uint32_t(XKB_KEY_BackSpace));
   EXPECT_EQ(to_string(c.input.quit_key), "Ctrl+Alt+BackSpace");
   EXPECT_TRUE(c.input.vt_switch);
+  EXPECT_EQ(c.input.window_drag, uint32_t(KeyCombo::super));
+}
+
+TEST_F(InputParse, WindowDragModifiers) {
+  EXPECT_EQ(parse_ok("[input]\nwindow_drag = \"Alt+Shift\"\n").input.window_drag,
+            uint32_t(KeyCombo::alt | KeyCombo::shift));
+  EXPECT_EQ(parse_ok("[input]\nwindow_drag = \"none\"\n").input.window_drag, 0u);
+  EXPECT_EQ(parse_error("[input]\nwindow_drag = \"Super+q\"\n"),
+            "test.toml:2:15: 'window_drag' 'Super+q': 'q' is not a modifier (Shift, Ctrl, Alt, "
+            "Super)");
 }
 
 TEST_F(InputParse, AllKeys) {
@@ -128,7 +138,7 @@ TEST_F(InputParse, ErrorsPointAtTheKey) {
             "(e.g. BackSpace, q, F12)");
   EXPECT_EQ(parse_error("[input]\nmouse = 1\n"),
             "test.toml:2:1: unknown key 'mouse' in [input] (known: keyboard, pointer, device, "
-            "quit_key, vt_switch, cursor_theme, cursor_size)");
+            "quit_key, vt_switch, window_drag, cursor_theme, cursor_size)");
   EXPECT_EQ(parse_error("[input]\ncursor_size = 0\n"),
             "test.toml:2:15: 'cursor_size' must be in 1..256");
   EXPECT_EQ(parse_error("[input]\ncursor_size = \"big\"\n"),

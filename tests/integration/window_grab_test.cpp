@@ -276,6 +276,57 @@ TEST_F(WindowGrabTest, APressOnASubsurfaceMovesItsWindow) {
   EXPECT_EQ(origin(), Point(x_ - 15, y_ + 12));
 }
 
+// Super (the default [input] window_drag) held: the left button moves any window, the
+// right one resizes it from the nearest edges; the client sees neither press. Without the
+// modifier, or with window_drag off, presses are the client's.
+TEST_F(WindowGrabTest, SuperDragMovesAndResizesWithoutTheClientsHelp) {
+  wl_keyboard* k = c_->track(wl_seat_get_keyboard(c_->seat));
+  wl_keyboard_add_listener(k, &keyboard_listener, c_);
+  input_->move_to(x_ + 20, y_ + 10);
+  input_->key_down(KEY_LEFTMETA);
+  input_->press(BTN_LEFT);
+  settle();
+  ASSERT_NE(grab(), nullptr);
+  EXPECT_TRUE(only(c_->pointer_events, "button").empty());
+  input_->move_by(-12, 30);
+  input_->release(BTN_LEFT);
+  settle();
+  EXPECT_EQ(grab(), nullptr);
+  EXPECT_EQ(origin(), Point(x_ - 12, y_ + 30));
+  x_ -= 12;
+  y_ += 30;
+  // The right button near the top-left corner: that corner follows.
+  input_->move_to(x_ + 5, y_ + 5);
+  input_->press(BTN_RIGHT);
+  settle();
+  ASSERT_NE(grab(), nullptr);
+  EXPECT_EQ(grab()->edges(), uint32_t(kEdgeTop | kEdgeLeft));
+  input_->move_by(-10, -20);
+  settle();
+  EXPECT_TRUE(win_->resizing);
+  EXPECT_EQ(win_->width, 110);
+  EXPECT_EQ(win_->height, 100);
+  commit_size(110, 100);
+  EXPECT_EQ(origin(), Point(x_ - 10, y_ - 20));
+  input_->release(BTN_RIGHT);
+  input_->key_up(KEY_LEFTMETA);
+  settle();
+  EXPECT_TRUE(only(c_->pointer_events, "button").empty());
+  // No modifier: the client's press.
+  input_->click(BTN_LEFT);
+  settle();
+  EXPECT_EQ(only(c_->pointer_events, "button").size(), 2u);
+  // window_drag off: Super+press is the client's too.
+  server_->seat().set_window_drag(0);
+  input_->key_down(KEY_LEFTMETA);
+  input_->press(BTN_LEFT);
+  settle();
+  EXPECT_EQ(grab(), nullptr);
+  EXPECT_EQ(only(c_->pointer_events, "button").size(), 3u);
+  input_->release(BTN_LEFT);
+  input_->key_up(KEY_LEFTMETA);
+}
+
 // wl_shell_surface: configure events carry the resize's edges and size.
 struct ShellLog {
   uint32_t edges = 0;
