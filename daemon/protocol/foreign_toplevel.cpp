@@ -3,12 +3,11 @@
 // window (core/toplevel_window.hpp: xdg toplevels of xdg_wm_base and zxdg_shell_v6,
 // wl_shell toplevels, and managed X11 windows) with its title, app_id, outputs and state
 // (maximized, activated, fullscreen: as ferry decided it, the newest configure sent,
-// minimized), and can activate, close,
-// maximize, minimize or make it fullscreen (an X11 window has no maximized or minimized
-// state). A handle is made per manager when a window maps; it is closed when the window
-// unmaps or goes (a remapped window gets a new handle); a minimized window keeps its handle
-// (its view leaves the scene and comes back, the window stays mapped). Activating a
-// minimized window restores it. Bound managers are counted (Server::taskbars): a window
+// minimized), and can activate, close, maximize, minimize or make it fullscreen (an X11
+// window has no maximized or minimized state). A handle is made per manager when a window
+// maps; it is closed when the window unmaps or goes (a remapped window gets a new handle);
+// a minimized window keeps its handle (its view leaves the scene and comes back, the
+// window stays mapped). Activating a minimized window restores it. Bound managers are counted (Server::taskbars): a window
 // may minimize itself only while one runs, since only a taskbar brings it back, and xdg
 // toplevels are told so in wm_capabilities. wl_shell toplevels are listed (title, class,
 // state); they cannot be asked for a state or to close.
