@@ -19,8 +19,16 @@ stage() { echo "== $(date -u +%H:%M:%S) $*"; }
 # and sanitizer reports print (function, file:line). Full -g made the compiles about a
 # fifth longer on this 2-core machine (ferryd's 224 steps: 251 s with -g, 209 s with -g1,
 # 2026-12-02).
+# Unity builds: each target's sources compiled as one file (meson's unity, the whole target
+# in one), so the headers every file includes (the C++ library, wayland, gtest) are parsed
+# once per target instead of once per file. The release build took 460 s of this 2-core
+# machine without, 321 s with (2026-12-02). Only here: a developer's build keeps one object
+# per file, so an edit recompiles one file, and it is what finds a missing #include that a
+# unity file's earlier sources hide. So files of one target must not define the same name
+# in their anonymous namespaces, nor the same macro (docs/reliability.md, "CI time").
+unity_args="-Dunity=on -Dunity_size=1000"
 stage "release build"
-ci_args="-Dwerror=true -Dcpp_args=-g1 -Dc_args=-g1"
+ci_args="-Dwerror=true -Dcpp_args=-g1 -Dc_args=-g1 $unity_args"
 # shellcheck disable=SC2086
 if [ ! -d build-ci ]; then meson setup build-ci $ci_args; else meson setup --reconfigure build-ci $ci_args >/dev/null; fi
 # The guest's set-up (on a fresh machine 50 s to 5 min, most of it apt downloading packages
@@ -48,7 +56,8 @@ if [ -d build-asan ] && ! grep -q "clang++" build-asan/build.ninja 2>/dev/null; 
   rm -rf build-asan
 fi
 asan_args="-Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
-  -Dfuzz=true -Dman-pages=disabled -Dcpp_args=-gline-tables-only -Dc_args=-gline-tables-only"
+  -Dfuzz=true -Dman-pages=disabled -Dcpp_args=-gline-tables-only -Dc_args=-gline-tables-only
+  $unity_args"
 # shellcheck disable=SC2086
 if [ ! -d build-asan ]; then
   CC=clang CXX=clang++ meson setup build-asan $asan_args

@@ -9,16 +9,16 @@ namespace {
 
 // Writes one record as a{sv}. Errors are sticky: after the first failure nothing more is
 // written and finish() returns it.
-class Record {
+class RecordWriter {
  public:
-  explicit Record(sd_bus_message* m) : m_(m) { r_ = sd_bus_message_open_container(m_, 'a', "{sv}"); }
+  explicit RecordWriter(sd_bus_message* m) : m_(m) { r_ = sd_bus_message_open_container(m_, 'a', "{sv}"); }
 
-  Record& add(const char* key, const std::string& v) { return put(key, "s", v.c_str()); }
-  Record& add(const char* key, double v) { return put(key, "d", v); }
-  Record& add(const char* key, uint32_t v) { return put(key, "u", v); }
-  Record& add(const char* key, int32_t v) { return put(key, "i", v); }
-  Record& add(const char* key, uint64_t v) { return put(key, "t", v); }
-  Record& add(const char* key, int64_t v) { return put(key, "x", v); }
+  RecordWriter& add(const char* key, const std::string& v) { return put(key, "s", v.c_str()); }
+  RecordWriter& add(const char* key, double v) { return put(key, "d", v); }
+  RecordWriter& add(const char* key, uint32_t v) { return put(key, "u", v); }
+  RecordWriter& add(const char* key, int32_t v) { return put(key, "i", v); }
+  RecordWriter& add(const char* key, uint64_t v) { return put(key, "t", v); }
+  RecordWriter& add(const char* key, int64_t v) { return put(key, "x", v); }
 
   int finish() {
     if (r_ >= 0) r_ = sd_bus_message_close_container(m_);
@@ -27,7 +27,7 @@ class Record {
 
  private:
   template <typename T>
-  Record& put(const char* key, const char* type, T v) {
+  RecordWriter& put(const char* key, const char* type, T v) {
     if (r_ < 0) return *this;
     r_ = sd_bus_message_append(m_, "{sv}", key, type, v);
     return *this;
@@ -42,7 +42,7 @@ int append_all(sd_bus_message* m, const std::vector<T>& items, Fn&& fill) {
   int r = sd_bus_message_open_container(m, 'a', "a{sv}");
   if (r < 0) return r;
   for (const T& item : items) {
-    Record rec(m);
+    RecordWriter rec(m);
     fill(rec, item);
     if ((r = rec.finish()) < 0) return r;
   }
@@ -53,7 +53,7 @@ int append_all(sd_bus_message* m, const std::vector<T>& items, Fn&& fill) {
 }  // namespace
 
 int append_gpus(sd_bus_message* m, const std::vector<GpuInfo>& gpus) {
-  return append_all(m, gpus, [](Record& r, const GpuInfo& g) {
+  return append_all(m, gpus, [](RecordWriter& r, const GpuInfo& g) {
     r.add("Name", g.name)
         .add("PciId", g.pci_id)
         .add("PciAddress", g.pci_address)
@@ -68,7 +68,7 @@ int append_gpus(sd_bus_message* m, const std::vector<GpuInfo>& gpus) {
 }
 
 int append_outputs(sd_bus_message* m, const std::vector<OutputInfo>& outputs) {
-  return append_all(m, outputs, [](Record& r, const OutputInfo& o) {
+  return append_all(m, outputs, [](RecordWriter& r, const OutputInfo& o) {
     r.add("Name", o.name)
         .add("Description", o.description)
         .add("Width", o.width)
@@ -90,7 +90,7 @@ int append_outputs(sd_bus_message* m, const std::vector<OutputInfo>& outputs) {
 }
 
 int append_clients(sd_bus_message* m, const std::vector<ClientInfo>& clients) {
-  return append_all(m, clients, [](Record& r, const ClientInfo& c) {
+  return append_all(m, clients, [](RecordWriter& r, const ClientInfo& c) {
     r.add("Id", c.id)
         .add("Pid", c.pid)
         .add("Exe", c.exe)
@@ -102,7 +102,7 @@ int append_clients(sd_bus_message* m, const std::vector<ClientInfo>& clients) {
 }
 
 int append_surfaces(sd_bus_message* m, const std::vector<SurfaceInfo>& surfaces) {
-  return append_all(m, surfaces, [](Record& r, const SurfaceInfo& s) {
+  return append_all(m, surfaces, [](RecordWriter& r, const SurfaceInfo& s) {
     r.add("Id", s.id)
         .add("ClientId", s.client_id)
         .add("AppId", s.app_id)
@@ -127,7 +127,7 @@ int append_surfaces(sd_bus_message* m, const std::vector<SurfaceInfo>& surfaces)
 }
 
 int append_counts(sd_bus_message* m, const std::vector<ObjectCount>& counts) {
-  Record r(m);
+  RecordWriter r(m);
   for (const ObjectCount& c : counts) r.add(c.kind.c_str(), c.live);
   return r.finish();
 }

@@ -49,7 +49,7 @@ void on_resource_created(wl_listener* l, void* data) {
   }
 }
 
-void on_client_destroyed(wl_listener* l, void*) {
+void on_counted_client_destroyed(wl_listener* l, void*) {
   ClientCount* count = wl_container_of(l, count, client_destroyed);
   wl_list_remove(&count->resource_created.link);
   wl_list_remove(&count->client_destroyed.link);
@@ -71,7 +71,7 @@ void ClientObjectLimit::on_client_created(wl_listener*, void* data) {
   auto* count = new ClientCount;
   count->resource_created.notify = on_resource_created;
   wl_client_add_resource_created_listener(client, &count->resource_created);
-  count->client_destroyed.notify = on_client_destroyed;
+  count->client_destroyed.notify = on_counted_client_destroyed;
   wl_client_add_destroy_listener(client, &count->client_destroyed);
 }
 

@@ -17,7 +17,7 @@
 namespace ferry {
 namespace {
 
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kSyncobjVersion = 1;
 
 // ---- wp_linux_drm_syncobj_timeline_v1
 
@@ -104,7 +104,7 @@ class SyncSurface final : public ExplicitSync {
   Listener surface_destroy_;
 };
 
-void surface_destroy(wl_client*, wl_resource* r) { wl_resource_destroy(r); }
+void syncobj_surface_destroy(wl_client*, wl_resource* r) { wl_resource_destroy(r); }
 
 void surface_set_acquire_point(wl_client*, wl_resource* r, wl_resource* timeline, uint32_t hi,
                                uint32_t lo) {
@@ -117,24 +117,24 @@ void surface_set_release_point(wl_client*, wl_resource* r, wl_resource* timeline
 }
 
 const struct wp_linux_drm_syncobj_surface_v1_interface kSurfaceSyncImpl = {
-    surface_destroy, surface_set_acquire_point, surface_set_release_point};
+    syncobj_surface_destroy, surface_set_acquire_point, surface_set_release_point};
 
 void surface_resource_destroy(wl_resource* r) { delete SyncSurface::from(r); }
 
 // ---- wp_linux_drm_syncobj_manager_v1
 
-struct Manager final : Server::Global {
+struct SyncobjManager final : Server::Global {
   Server& server;
   wl_global* global = nullptr;
-  explicit Manager(Server& s) : server(s) {}
-  ~Manager() override {
+  explicit SyncobjManager(Server& s) : server(s) {}
+  ~SyncobjManager() override {
     if (global) wl_global_destroy(global);
   }
 };
 
-void manager_destroy(wl_client*, wl_resource* r) { wl_resource_destroy(r); }
+void syncobj_manager_destroy(wl_client*, wl_resource* r) { wl_resource_destroy(r); }
 
-void manager_get_surface(wl_client* client, wl_resource* r, uint32_t id, wl_resource* surface_res) {
+void syncobj_manager_get_surface(wl_client* client, wl_resource* r, uint32_t id, wl_resource* surface_res) {
   Surface* s = Surface::from_resource(surface_res);
   if (!s) return;
   if (s->gate().explicit_sync()) {
@@ -153,9 +153,9 @@ void manager_get_surface(wl_client* client, wl_resource* r, uint32_t id, wl_reso
                                  surface_resource_destroy);
 }
 
-void manager_import_timeline(wl_client* client, wl_resource* r, uint32_t id, int32_t fd) {
+void syncobj_manager_import_timeline(wl_client* client, wl_resource* r, uint32_t id, int32_t fd) {
   UniqueFd owned(fd);
-  auto* m = static_cast<Manager*>(wl_resource_get_user_data(r));
+  auto* m = static_cast<SyncobjManager*>(wl_resource_get_user_data(r));
   int err = 0;
   std::shared_ptr<SyncobjTimeline> timeline = SyncobjTimeline::import(m->server.drm_fd(), fd, &err);
   if (!timeline) {
@@ -173,17 +173,17 @@ void manager_import_timeline(wl_client* client, wl_resource* r, uint32_t id, int
                                  timeline_resource_destroy);
 }
 
-const struct wp_linux_drm_syncobj_manager_v1_interface kManagerImpl = {
-    manager_destroy, manager_get_surface, manager_import_timeline};
+const struct wp_linux_drm_syncobj_manager_v1_interface kSyncobjManagerImpl = {
+    syncobj_manager_destroy, syncobj_manager_get_surface, syncobj_manager_import_timeline};
 
-void manager_bind(wl_client* client, void* data, uint32_t version, uint32_t id) {
+void syncobj_manager_bind(wl_client* client, void* data, uint32_t version, uint32_t id) {
   wl_resource* r = wl_resource_create(client, &wp_linux_drm_syncobj_manager_v1_interface,
                                       int(version), id);
   if (!r) {
     wl_client_post_no_memory(client);
     return;
   }
-  wl_resource_set_implementation(r, &kManagerImpl, data, nullptr);
+  wl_resource_set_implementation(r, &kSyncobjManagerImpl, data, nullptr);
 }
 
 }  // namespace
@@ -206,9 +206,9 @@ void create_drm_syncobj_global(Server& server) {
     log_info("linux-drm-syncobj-v1: not offered: the DRM device has no timeline syncobjs");
     return;
   }
-  auto m = std::make_unique<Manager>(server);
+  auto m = std::make_unique<SyncobjManager>(server);
   m->global = wl_global_create(server.display(), &wp_linux_drm_syncobj_manager_v1_interface,
-                               int(kVersion), m.get(), manager_bind);
+                               int(kSyncobjVersion), m.get(), syncobj_manager_bind);
   if (!m->global) {
     log_warn("linux-drm-syncobj-v1: cannot create the global");
     return;

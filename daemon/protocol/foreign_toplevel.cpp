@@ -7,10 +7,10 @@
 // window has no maximized or minimized state). A handle is made per manager when a window
 // maps; it is closed when the window unmaps or goes (a remapped window gets a new handle);
 // a minimized window keeps its handle (its view leaves the scene and comes back, the
-// window stays mapped). Activating a minimized window restores it. Bound managers are counted (Server::taskbars): a window
-// may minimize itself only while one runs, since only a taskbar brings it back, and xdg
-// toplevels are told so in wm_capabilities. wl_shell toplevels are listed (title, class,
-// state); they cannot be asked for a state or to close.
+// window stays mapped). Activating a minimized window restores it. Bound managers are
+// counted (Server::taskbars): a window may minimize itself only while one runs, since only
+// a taskbar brings it back, and xdg toplevels are told so in wm_capabilities. wl_shell
+// toplevels are listed (title, class, state); they cannot be asked for a state or to close.
 //
 // Main thread only.
 
@@ -35,7 +35,7 @@
 namespace ferry {
 namespace {
 
-constexpr uint32_t kVersion = 2;
+constexpr uint32_t kForeignVersion = 2;
 
 class ForeignToplevels;
 
@@ -79,7 +79,7 @@ class ForeignToplevels final : public Server::Global {
   void bind(wl_client* client, uint32_t version, uint32_t id);
   void announce(wl_resource* manager, ToplevelWindow& top);
   void forget(Handle* h) { std::erase(handles_, h); }
-  void manager_gone(wl_resource* manager);
+  void foreign_manager_gone(wl_resource* manager);
 
  private:
   Server& server_;
@@ -236,14 +236,14 @@ void ForeignToplevels::announce(wl_resource* manager, ToplevelWindow& top) {
 
 // ---- manager ----
 
-void manager_stop(wl_client*, wl_resource* r) {
+void foreign_manager_stop(wl_client*, wl_resource* r) {
   // The protocol has no destructor request: after finished the object is gone on both
   // sides (its handles stay until the client destroys them).
   zwlr_foreign_toplevel_manager_v1_send_finished(r);
   wl_resource_destroy(r);
 }
 
-const struct zwlr_foreign_toplevel_manager_v1_interface kManagerImpl = {manager_stop};
+const struct zwlr_foreign_toplevel_manager_v1_interface kForeignManagerImpl = {foreign_manager_stop};
 
 void ForeignToplevels::bind(wl_client* client, uint32_t version, uint32_t id) {
   wl_resource* r = wl_resource_create(client, &zwlr_foreign_toplevel_manager_v1_interface,
@@ -252,8 +252,8 @@ void ForeignToplevels::bind(wl_client* client, uint32_t version, uint32_t id) {
     wl_client_post_no_memory(client);
     return;
   }
-  wl_resource_set_implementation(r, &kManagerImpl, this, [](wl_resource* res) {
-    static_cast<ForeignToplevels*>(wl_resource_get_user_data(res))->manager_gone(res);
+  wl_resource_set_implementation(r, &kForeignManagerImpl, this, [](wl_resource* res) {
+    static_cast<ForeignToplevels*>(wl_resource_get_user_data(res))->foreign_manager_gone(res);
   });
   managers_.push_back(r);
   count_taskbar(+1);
@@ -264,7 +264,7 @@ void ForeignToplevels::bind(wl_client* client, uint32_t version, uint32_t id) {
   }
 }
 
-void ForeignToplevels::manager_gone(wl_resource* manager) {
+void ForeignToplevels::foreign_manager_gone(wl_resource* manager) {
   std::erase(managers_, manager);
   for (Handle* h : handles_)
     if (h->manager == manager) h->manager = nullptr;
@@ -282,7 +282,7 @@ void ForeignToplevels::count_taskbar(int delta) {
 
 void create_foreign_toplevel_global(Server& server) {
   auto g = std::make_unique<ForeignToplevels>(server);
-  wl_global_create(server.display(), &zwlr_foreign_toplevel_manager_v1_interface, kVersion,
+  wl_global_create(server.display(), &zwlr_foreign_toplevel_manager_v1_interface, kForeignVersion,
                    g.get(), [](wl_client* client, void* data, uint32_t version, uint32_t id) {
                      static_cast<ForeignToplevels*>(data)->bind(client, version, id);
                    });

@@ -51,9 +51,9 @@ void inhibitor_destroyed(wl_resource* r) { delete static_cast<Inhibitor*>(wl_res
 void inhibitor_destroy(wl_client*, wl_resource* r) { wl_resource_destroy(r); }
 const struct zwp_keyboard_shortcuts_inhibitor_v1_interface kInhibitorImpl = {inhibitor_destroy};
 
-void manager_destroy(wl_client*, wl_resource* r) { wl_resource_destroy(r); }
+void inhibit_manager_destroy(wl_client*, wl_resource* r) { wl_resource_destroy(r); }
 
-void manager_inhibit(wl_client* client, wl_resource* manager, uint32_t id,
+void inhibit_manager_inhibit(wl_client* client, wl_resource* manager, uint32_t id,
                      wl_resource* surface_resource, wl_resource* seat_resource) {
   Surface* surface = Surface::from_resource(surface_resource);
   if (!surface) {
@@ -79,24 +79,24 @@ void manager_inhibit(wl_client* client, wl_resource* manager, uint32_t id,
   inhibitor->start();
 }
 
-const struct zwp_keyboard_shortcuts_inhibit_manager_v1_interface kManagerImpl = {manager_destroy,
-                                                                                 manager_inhibit};
+const struct zwp_keyboard_shortcuts_inhibit_manager_v1_interface kInhibitManagerImpl = {
+    inhibit_manager_destroy, inhibit_manager_inhibit};
 
-void manager_bind(wl_client* client, void* data, uint32_t version, uint32_t id) {
+void inhibit_manager_bind(wl_client* client, void* data, uint32_t version, uint32_t id) {
   wl_resource* r = wl_resource_create(client, &zwp_keyboard_shortcuts_inhibit_manager_v1_interface,
                                       int(version), id);
   if (!r) {
     wl_client_post_no_memory(client);
     return;
   }
-  wl_resource_set_implementation(r, &kManagerImpl, data, nullptr);
+  wl_resource_set_implementation(r, &kInhibitManagerImpl, data, nullptr);
 }
 
 }  // namespace
 
 void create_keyboard_shortcuts_inhibit_global(Server& server) {
   wl_global_create(server.display(), &zwp_keyboard_shortcuts_inhibit_manager_v1_interface, 1,
-                   &server, manager_bind);
+                   &server, inhibit_manager_bind);
 }
 
 }  // namespace ferry

@@ -16,7 +16,7 @@ namespace ferry {
 
 namespace {
 
-constexpr uint32_t kVersion = 5;
+constexpr uint32_t kLayerShellVersion = 5;
 constexpr uint32_t kTop = ZWLR_LAYER_SURFACE_V1_ANCHOR_TOP;
 constexpr uint32_t kBottom = ZWLR_LAYER_SURFACE_V1_ANCHOR_BOTTOM;
 constexpr uint32_t kLeft = ZWLR_LAYER_SURFACE_V1_ANCHOR_LEFT;
@@ -80,12 +80,12 @@ void place_axis(bool lo, bool hi, int64_t want, int64_t margin_lo, int64_t margi
 LayerSurface* ls(wl_resource* r) { return static_cast<LayerSurface*>(wl_resource_get_user_data(r)); }
 
 // Requests on an inert layer surface (wl_surface gone, or closed) are ignored.
-#define LIVE_OR_RETURN(l) \
+#define LAYER_LIVE_OR_RETURN(l) \
   if (!(l) || !(l)->surface() || (l)->closed()) return
 
 void layer_set_size(wl_client*, wl_resource* r, uint32_t w, uint32_t h) {
   LayerSurface* l = ls(r);
-  LIVE_OR_RETURN(l);
+  LAYER_LIVE_OR_RETURN(l);
   l->pending().width = w;
   l->pending().height = h;
 }
@@ -97,20 +97,20 @@ void layer_set_anchor(wl_client*, wl_resource* r, uint32_t anchor) {
                            "anchor 0x%x has bits outside top|bottom|left|right", anchor);
     return;
   }
-  LIVE_OR_RETURN(l);
+  LAYER_LIVE_OR_RETURN(l);
   l->pending().anchor = anchor;
 }
 
 void layer_set_exclusive_zone(wl_client*, wl_resource* r, int32_t zone) {
   LayerSurface* l = ls(r);
-  LIVE_OR_RETURN(l);
+  LAYER_LIVE_OR_RETURN(l);
   l->pending().exclusive_zone = zone;
 }
 
 void layer_set_margin(wl_client*, wl_resource* r, int32_t top, int32_t right, int32_t bottom,
                       int32_t left) {
   LayerSurface* l = ls(r);
-  LIVE_OR_RETURN(l);
+  LAYER_LIVE_OR_RETURN(l);
   LayerState& p = l->pending();
   p.margin_top = top;
   p.margin_right = right;
@@ -130,13 +130,13 @@ void layer_set_keyboard_interactivity(wl_client*, wl_resource* r, uint32_t mode)
                            wl_resource_get_version(r));
     return;
   }
-  LIVE_OR_RETURN(l);
+  LAYER_LIVE_OR_RETURN(l);
   l->pending().keyboard = mode;
 }
 
 void layer_get_popup(wl_client*, wl_resource* r, wl_resource* popup_resource) {
   LayerSurface* l = ls(r);
-  LIVE_OR_RETURN(l);
+  LAYER_LIVE_OR_RETURN(l);
   if (XdgPopup* popup = XdgPopup::from_resource(popup_resource)) l->get_popup(*popup);
 }
 
@@ -154,7 +154,7 @@ void layer_set_layer(wl_client*, wl_resource* r, uint32_t layer) {
                            layer);
     return;
   }
-  LIVE_OR_RETURN(l);
+  LAYER_LIVE_OR_RETURN(l);
   l->pending().layer = layer;
 }
 
@@ -165,7 +165,7 @@ void layer_set_exclusive_edge(wl_client*, wl_resource* r, uint32_t edge) {
                            "exclusive edge 0x%x is not a single edge", edge);
     return;
   }
-  LIVE_OR_RETURN(l);
+  LAYER_LIVE_OR_RETURN(l);
   l->pending().exclusive_edge = edge;
 }
 
@@ -178,12 +178,12 @@ const struct zwlr_layer_surface_v1_interface kLayerSurfaceImpl = {
 
 void layer_surface_resource_destroy(wl_resource* r) { delete ls(r); }
 
-LayerShell* shell_of(wl_resource* r) { return static_cast<LayerShell*>(wl_resource_get_user_data(r)); }
+LayerShell* layer_shell_of(wl_resource* r) { return static_cast<LayerShell*>(wl_resource_get_user_data(r)); }
 
-void shell_get_layer_surface(wl_client* client, wl_resource* r, uint32_t id,
+void layer_shell_get_layer_surface(wl_client* client, wl_resource* r, uint32_t id,
                              wl_resource* surface_resource, wl_resource* output_resource,
                              uint32_t layer, const char* name_space) {
-  LayerShell* shell = shell_of(r);
+  LayerShell* shell = layer_shell_of(r);
   Surface* surface = Surface::from_resource(surface_resource);
   if (!shell || !surface) return;
   if (layer > ZWLR_LAYER_SHELL_V1_LAYER_OVERLAY) {
@@ -217,17 +217,17 @@ void shell_get_layer_surface(wl_client* client, wl_resource* r, uint32_t id,
   if (output_resource && !output) l->close();  // the named output is gone already
 }
 
-void shell_destroy(wl_client*, wl_resource* r) { wl_resource_destroy(r); }
+void layer_shell_destroy(wl_client*, wl_resource* r) { wl_resource_destroy(r); }
 
-const struct zwlr_layer_shell_v1_interface kShellImpl = {shell_get_layer_surface, shell_destroy};
+const struct zwlr_layer_shell_v1_interface kLayerShellImpl = {layer_shell_get_layer_surface, layer_shell_destroy};
 
-void shell_bind(wl_client* client, void* data, uint32_t version, uint32_t id) {
+void layer_shell_bind(wl_client* client, void* data, uint32_t version, uint32_t id) {
   wl_resource* r = wl_resource_create(client, &zwlr_layer_shell_v1_interface, int(version), id);
   if (!r) {
     wl_client_post_no_memory(client);
     return;
   }
-  wl_resource_set_implementation(r, &kShellImpl, data, nullptr);
+  wl_resource_set_implementation(r, &kLayerShellImpl, data, nullptr);
 }
 
 }  // namespace
@@ -455,8 +455,8 @@ void LayerSurface::pin_position(int32_t x, int32_t y) {
 // ---- LayerShell ----
 
 LayerShell::LayerShell(Server& server) : server_(server) {
-  global_ = wl_global_create(server.display(), &zwlr_layer_shell_v1_interface, kVersion, this,
-                             shell_bind);
+  global_ = wl_global_create(server.display(), &zwlr_layer_shell_v1_interface, kLayerShellVersion, this,
+                             layer_shell_bind);
   output_removed_.connect(&server.on_output_removed, [this](void* data) {
     auto* gone = static_cast<Output*>(data);
     for (LayerSurface* l : std::vector<LayerSurface*>(surfaces_))

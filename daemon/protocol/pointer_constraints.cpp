@@ -179,35 +179,35 @@ void create_constraint(wl_client* client, wl_resource* manager, uint32_t id,
   c->start();
 }
 
-void manager_destroy(wl_client*, wl_resource* r) { wl_resource_destroy(r); }
-void manager_lock(wl_client* client, wl_resource* m, uint32_t id, wl_resource* surface,
+void constraints_manager_destroy(wl_client*, wl_resource* r) { wl_resource_destroy(r); }
+void constraints_manager_lock(wl_client* client, wl_resource* m, uint32_t id, wl_resource* surface,
                   wl_resource* pointer, wl_resource* region, uint32_t lifetime) {
   create_constraint(client, m, id, surface, pointer, region, lifetime, PointerConstraint::Kind::lock);
 }
-void manager_confine(wl_client* client, wl_resource* m, uint32_t id, wl_resource* surface,
+void constraints_manager_confine(wl_client* client, wl_resource* m, uint32_t id, wl_resource* surface,
                      wl_resource* pointer, wl_resource* region, uint32_t lifetime) {
   create_constraint(client, m, id, surface, pointer, region, lifetime,
                     PointerConstraint::Kind::confine);
 }
 
-const struct zwp_pointer_constraints_v1_interface kManagerImpl = {manager_destroy, manager_lock,
-                                                                  manager_confine};
+const struct zwp_pointer_constraints_v1_interface kConstraintsManagerImpl = {
+    constraints_manager_destroy, constraints_manager_lock, constraints_manager_confine};
 
-void manager_bind(wl_client* client, void* data, uint32_t version, uint32_t id) {
+void constraints_manager_bind(wl_client* client, void* data, uint32_t version, uint32_t id) {
   wl_resource* r =
       wl_resource_create(client, &zwp_pointer_constraints_v1_interface, int(version), id);
   if (!r) {
     wl_client_post_no_memory(client);
     return;
   }
-  wl_resource_set_implementation(r, &kManagerImpl, data, nullptr);
+  wl_resource_set_implementation(r, &kConstraintsManagerImpl, data, nullptr);
 }
 
 }  // namespace
 
 void create_pointer_constraints_global(Server& server) {
   wl_global_create(server.display(), &zwp_pointer_constraints_v1_interface, 1, &server,
-                   manager_bind);
+                   constraints_manager_bind);
 }
 
 }  // namespace ferry

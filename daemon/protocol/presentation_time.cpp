@@ -13,7 +13,7 @@
 namespace ferry {
 namespace {
 
-void feedback_resource_destroy(wl_resource* r) { ResourceList::unlink(r); }
+void presentation_feedback_resource_destroy(wl_resource* r) { ResourceList::unlink(r); }
 
 void presentation_destroy(wl_client*, wl_resource* r) { wl_resource_destroy(r); }
 
@@ -25,7 +25,7 @@ void presentation_feedback(wl_client* client, wl_resource* r, wl_resource* surfa
     wl_client_post_no_memory(client);
     return;
   }
-  wl_resource_set_implementation(fb, nullptr, nullptr, feedback_resource_destroy);
+  wl_resource_set_implementation(fb, nullptr, nullptr, presentation_feedback_resource_destroy);
   ResourceList::init(fb);
   if (!s) return;
   s->pending().feedbacks.add(fb);

@@ -10,8 +10,8 @@
 // implementation serves both wires (PrimaryWire: which interfaces an object's resources
 // have); a gtk source can be the selection a zwp client pastes, and back.
 //
-// Main thread only. Source, Offer and Device each own their wl_resource and are deleted in
-// its destroy callback. The Manager (kept by the Server) lists the devices; if it goes
+// Main thread only. Source, Offer and PrimaryDevice each own their wl_resource and are deleted in
+// its destroy callback. The PrimaryManager (kept by the Server) lists the devices; if it goes
 // first, devices become inert.
 
 #include <algorithm>
@@ -33,7 +33,7 @@ namespace ferry {
 
 namespace {
 
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kPrimaryVersion = 1;
 constexpr Seat::Selection kPrimary = Seat::Selection::primary;
 
 void destroy_request(wl_client*, wl_resource* r) { wl_resource_destroy(r); }
@@ -140,13 +140,13 @@ const struct zwp_primary_selection_offer_v1_interface Offer::impl_ = {
 
 // ---- zwp_primary_selection_device_v1 and the manager ----
 
-class Manager;
+class PrimaryManager;
 
-class Device {
+class PrimaryDevice {
  public:
-  Device(wl_client* client, const PrimaryWire& wire, uint32_t version, uint32_t id,
-         Manager* manager, Seat* seat);
-  ~Device();
+  PrimaryDevice(wl_client* client, const PrimaryWire& wire, uint32_t version, uint32_t id,
+         PrimaryManager* manager, Seat* seat);
+  ~PrimaryDevice();
   wl_resource* resource() const { return resource_; }
   Seat* seat() const { return seat_; }
   void detach() {
@@ -160,28 +160,28 @@ class Device {
   static void handle_set_selection(wl_client*, wl_resource* r, wl_resource* source,
                                    uint32_t serial);
   static void handle_destroy(wl_resource* r) {
-    delete static_cast<Device*>(wl_resource_get_user_data(r));
+    delete static_cast<PrimaryDevice*>(wl_resource_get_user_data(r));
   }
   static const struct zwp_primary_selection_device_v1_interface impl_;
 
   const PrimaryWire& wire_;
   wl_resource* resource_ = nullptr;
-  Manager* manager_;
+  PrimaryManager* manager_;
   Seat* seat_;
 };
 
-class Manager final : public Server::Global {
+class PrimaryManager final : public Server::Global {
  public:
-  explicit Manager(Server& server) {
+  explicit PrimaryManager(Server& server) {
     for (Wire* w : {&zwp_, &gtk_})
-      wl_global_create(server.display(), w->wire->manager, kVersion, w, bind);
+      wl_global_create(server.display(), w->wire->manager, kPrimaryVersion, w, bind);
   }
-  SelectionDevices<Device> devices{kPrimary};
+  SelectionDevices<PrimaryDevice> devices{kPrimary};
 
  private:
   // Bind data of one wire's global, and user data of its manager resources.
   struct Wire {
-    Manager* manager;
+    PrimaryManager* manager;
     const PrimaryWire* wire;
   };
   static Wire* wire_of(wl_resource* r) { return static_cast<Wire*>(wl_resource_get_user_data(r)); }
@@ -203,10 +203,10 @@ class Manager final : public Server::Global {
   }
   static void handle_get_device(wl_client* client, wl_resource* r, uint32_t id,
                                 wl_resource* seat_resource) {
-    Manager* self = wire_of(r)->manager;
+    PrimaryManager* self = wire_of(r)->manager;
     Seat* seat = seat_from_resource(seat_resource);
     if (seat) self->devices.watch(*seat);
-    auto* device = new Device(client, *wire_of(r)->wire, uint32_t(wl_resource_get_version(r)), id,
+    auto* device = new PrimaryDevice(client, *wire_of(r)->wire, uint32_t(wl_resource_get_version(r)), id,
                               seat ? self : nullptr, seat);
     if (!device->resource()) {
       delete device;
@@ -221,19 +221,19 @@ class Manager final : public Server::Global {
   Wire zwp_{this, &kZwp}, gtk_{this, &kGtk};
 };
 
-const struct zwp_primary_selection_device_manager_v1_interface Manager::impl_ = {
-    .create_source = Manager::handle_create_source,
-    .get_device = Manager::handle_get_device,
+const struct zwp_primary_selection_device_manager_v1_interface PrimaryManager::impl_ = {
+    .create_source = PrimaryManager::handle_create_source,
+    .get_device = PrimaryManager::handle_get_device,
     .destroy = destroy_request,
 };
 
-const struct zwp_primary_selection_device_v1_interface Device::impl_ = {
-    .set_selection = Device::handle_set_selection,
+const struct zwp_primary_selection_device_v1_interface PrimaryDevice::impl_ = {
+    .set_selection = PrimaryDevice::handle_set_selection,
     .destroy = destroy_request,
 };
 
-Device::Device(wl_client* client, const PrimaryWire& wire, uint32_t version, uint32_t id,
-               Manager* manager, Seat* seat)
+PrimaryDevice::PrimaryDevice(wl_client* client, const PrimaryWire& wire, uint32_t version, uint32_t id,
+               PrimaryManager* manager, Seat* seat)
     : wire_(wire), manager_(manager), seat_(seat) {
   resource_ = wl_resource_create(client, wire.device, int(version), id);
   if (!resource_) return;
@@ -241,20 +241,20 @@ Device::Device(wl_client* client, const PrimaryWire& wire, uint32_t version, uin
   if (manager_) manager_->devices.add(this);
 }
 
-Device::~Device() {
+PrimaryDevice::~PrimaryDevice() {
   if (manager_) manager_->devices.remove(this);
 }
 
-void Device::send_selection() {
+void PrimaryDevice::send_selection() {
   send_selection_offer<Offer>(resource_, seat_ ? seat_->selection(kPrimary) : nullptr,
                               zwp_primary_selection_device_v1_send_data_offer,
                               zwp_primary_selection_offer_v1_send_offer,
                               zwp_primary_selection_device_v1_send_selection, wire_);
 }
 
-void Device::handle_set_selection(wl_client*, wl_resource* r, wl_resource* source_resource,
+void PrimaryDevice::handle_set_selection(wl_client*, wl_resource* r, wl_resource* source_resource,
                                   uint32_t serial) {
-  auto* self = static_cast<Device*>(wl_resource_get_user_data(r));
+  auto* self = static_cast<PrimaryDevice*>(wl_resource_get_user_data(r));
   Source* source = Source::from_resource(source_resource);
   if (!self->seat_) {
     if (source) source->cancel();
@@ -268,7 +268,7 @@ void Device::handle_set_selection(wl_client*, wl_resource* r, wl_resource* sourc
 }  // namespace
 
 void create_primary_selection_global(Server& server) {
-  server.keep(std::make_unique<Manager>(server));
+  server.keep(std::make_unique<PrimaryManager>(server));
 }
 
 }  // namespace ferry

@@ -23,9 +23,9 @@ void relative_pointer_destroyed(wl_resource* r) {
 void relative_pointer_destroy(wl_client*, wl_resource* r) { wl_resource_destroy(r); }
 const struct zwp_relative_pointer_v1_interface kRelativePointerImpl = {relative_pointer_destroy};
 
-void manager_destroy(wl_client*, wl_resource* r) { wl_resource_destroy(r); }
+void relative_manager_destroy(wl_client*, wl_resource* r) { wl_resource_destroy(r); }
 
-void manager_get_relative_pointer(wl_client* client, wl_resource* manager, uint32_t id,
+void relative_manager_get_relative_pointer(wl_client* client, wl_resource* manager, uint32_t id,
                                   wl_resource* pointer) {
   Seat* seat = nullptr;
   if (!pointer_seat_from_resource(pointer, &seat)) {
@@ -43,24 +43,24 @@ void manager_get_relative_pointer(wl_client* client, wl_resource* manager, uint3
   if (seat) seat->add_relative_pointer(r);
 }
 
-const struct zwp_relative_pointer_manager_v1_interface kManagerImpl = {
-    manager_destroy, manager_get_relative_pointer};
+const struct zwp_relative_pointer_manager_v1_interface kRelativeManagerImpl = {
+    relative_manager_destroy, relative_manager_get_relative_pointer};
 
-void manager_bind(wl_client* client, void* data, uint32_t version, uint32_t id) {
+void relative_manager_bind(wl_client* client, void* data, uint32_t version, uint32_t id) {
   wl_resource* r =
       wl_resource_create(client, &zwp_relative_pointer_manager_v1_interface, int(version), id);
   if (!r) {
     wl_client_post_no_memory(client);
     return;
   }
-  wl_resource_set_implementation(r, &kManagerImpl, data, nullptr);
+  wl_resource_set_implementation(r, &kRelativeManagerImpl, data, nullptr);
 }
 
 }  // namespace
 
 void create_relative_pointer_global(Server& server) {
   wl_global_create(server.display(), &zwp_relative_pointer_manager_v1_interface, 1, &server,
-                   manager_bind);
+                   relative_manager_bind);
 }
 
 }  // namespace ferry

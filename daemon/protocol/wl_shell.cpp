@@ -358,21 +358,21 @@ void shell_get_shell_surface(wl_client* client, wl_resource* shell, uint32_t id,
   wl_resource_set_implementation(r, &kShellSurfaceImpl, s, shell_surface_destroyed);
 }
 
-const struct wl_shell_interface kShellImpl = {shell_get_shell_surface};
+const struct wl_shell_interface kWlShellImpl = {shell_get_shell_surface};
 
-void shell_bind(wl_client* client, void* data, uint32_t version, uint32_t id) {
+void wl_shell_bind(wl_client* client, void* data, uint32_t version, uint32_t id) {
   wl_resource* r = wl_resource_create(client, &wl_shell_interface, 1, id);
   if (!r) {
     wl_client_post_no_memory(client);
     return;
   }
-  wl_resource_set_implementation(r, &kShellImpl, data, nullptr);
+  wl_resource_set_implementation(r, &kWlShellImpl, data, nullptr);
 }
 
 }  // namespace
 
 void create_wl_shell_global(Server& server) {
-  wl_global_create(server.display(), &wl_shell_interface, 1, &server, shell_bind);
+  wl_global_create(server.display(), &wl_shell_interface, 1, &server, wl_shell_bind);
 }
 
 }  // namespace ferry

@@ -69,7 +69,7 @@ struct ShmPool {
   }
 };
 
-const struct wl_buffer_interface kBufferImpl = {
+const struct wl_buffer_interface kShmBufferImpl = {
     [](wl_client*, wl_resource* r) { wl_resource_destroy(r); }};
 
 void pool_create_buffer(wl_client* client, wl_resource* r, uint32_t id, int32_t offset,
@@ -92,7 +92,7 @@ void pool_create_buffer(wl_client* client, wl_resource* r, uint32_t id, int32_t 
     wl_client_post_no_memory(client);
     return;
   }
-  wl_resource_set_implementation(res, &kBufferImpl, nullptr, nullptr);
+  wl_resource_set_implementation(res, &kShmBufferImpl, nullptr, nullptr);
   // Owned by its resource from here (Buffer deletes itself when the resource and the last
   // reference are gone); it keeps the mapping alive.
   new ShmBuffer(res, pool->shm, pool->mapping, offset, width, height, stride, format);

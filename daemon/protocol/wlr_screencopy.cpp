@@ -21,7 +21,7 @@
 namespace ferry {
 namespace {
 
-constexpr uint32_t kVersion = 3;
+constexpr uint32_t kScreencopyVersion = 3;
 
 class Frame {
  public:
@@ -182,34 +182,34 @@ void capture(wl_client* client, wl_resource* manager, uint32_t id, int32_t overl
   f->announce();
 }
 
-void manager_capture_output(wl_client* c, wl_resource* r, uint32_t id, int32_t cursor,
+void screencopy_manager_capture_output(wl_client* c, wl_resource* r, uint32_t id, int32_t cursor,
                             wl_resource* o) {
   capture(c, r, id, cursor, o, nullptr);
 }
-void manager_capture_output_region(wl_client* c, wl_resource* r, uint32_t id, int32_t cursor,
+void screencopy_manager_capture_output_region(wl_client* c, wl_resource* r, uint32_t id, int32_t cursor,
                                    wl_resource* o, int32_t x, int32_t y, int32_t w, int32_t h) {
   Rect rect{x, y, w, h};
   capture(c, r, id, cursor, o, &rect);
 }
-void manager_destroy(wl_client*, wl_resource* r) { wl_resource_destroy(r); }
+void screencopy_manager_destroy(wl_client*, wl_resource* r) { wl_resource_destroy(r); }
 
-const struct zwlr_screencopy_manager_v1_interface kManagerImpl = {
-    manager_capture_output, manager_capture_output_region, manager_destroy};
+const struct zwlr_screencopy_manager_v1_interface kScreencopyManagerImpl = {
+    screencopy_manager_capture_output, screencopy_manager_capture_output_region, screencopy_manager_destroy};
 
-void manager_bind(wl_client* client, void* data, uint32_t version, uint32_t id) {
+void screencopy_manager_bind(wl_client* client, void* data, uint32_t version, uint32_t id) {
   wl_resource* r = wl_resource_create(client, &zwlr_screencopy_manager_v1_interface, int(version), id);
   if (!r) {
     wl_client_post_no_memory(client);
     return;
   }
-  wl_resource_set_implementation(r, &kManagerImpl, data, nullptr);
+  wl_resource_set_implementation(r, &kScreencopyManagerImpl, data, nullptr);
 }
 
 }  // namespace
 
 void create_screencopy_global(Server& server) {
-  wl_global_create(server.display(), &zwlr_screencopy_manager_v1_interface, kVersion, &server,
-                   manager_bind);
+  wl_global_create(server.display(), &zwlr_screencopy_manager_v1_interface, kScreencopyVersion, &server,
+                   screencopy_manager_bind);
 }
 
 }  // namespace ferry

@@ -28,7 +28,7 @@ namespace ferry {
 
 namespace {
 
-constexpr uint32_t kVersion = 2;
+constexpr uint32_t kVirtualPointerVersion = 2;
 
 class VirtualPointer {
  public:
@@ -144,18 +144,20 @@ const struct zwlr_virtual_pointer_v1_interface VirtualPointer::impl_ = {
     VirtualPointer::axis_stop,   VirtualPointer::axis_discrete,   VirtualPointer::destroy,
 };
 
-struct Manager final : Server::Global {
-  explicit Manager(Server& s) : server(s) {}
+struct VirtualPointerManager final : Server::Global {
+  explicit VirtualPointerManager(Server& s) : server(s) {}
   Server& server;
   wl_global* global = nullptr;
 };
 
-Manager* manager(wl_resource* r) { return static_cast<Manager*>(wl_resource_get_user_data(r)); }
+VirtualPointerManager* manager(wl_resource* r) {
+  return static_cast<VirtualPointerManager*>(wl_resource_get_user_data(r));
+}
 
 void create_with_output(wl_client* client, wl_resource* r, wl_resource*, wl_resource* output,
                         uint32_t id) {
   // ferry has one seat: any wl_seat (or none) means it.
-  Manager* m = manager(r);
+  VirtualPointerManager* m = manager(r);
   wl_resource* res =
       wl_resource_create(client, &zwlr_virtual_pointer_v1_interface, wl_resource_get_version(r), id);
   if (!res) {
@@ -169,24 +171,24 @@ void create(wl_client* client, wl_resource* r, wl_resource* seat, uint32_t id) {
   create_with_output(client, r, seat, nullptr, id);
 }
 
-void manager_destroy(wl_client*, wl_resource* r) { wl_resource_destroy(r); }
+void virtual_pointer_manager_destroy(wl_client*, wl_resource* r) { wl_resource_destroy(r); }
 
-const struct zwlr_virtual_pointer_manager_v1_interface kManagerImpl = {create, manager_destroy,
-                                                                        create_with_output};
+const struct zwlr_virtual_pointer_manager_v1_interface kVirtualPointerManagerImpl = {
+    create, virtual_pointer_manager_destroy, create_with_output};
 
 void bind(wl_client* client, void* data, uint32_t version, uint32_t id) {
   wl_resource* r = wl_resource_create(client, &zwlr_virtual_pointer_manager_v1_interface,
-                                      int(std::min(version, kVersion)), id);
+                                      int(std::min(version, kVirtualPointerVersion)), id);
   if (!r) {
     wl_client_post_no_memory(client);
     return;
   }
-  wl_resource_set_implementation(r, &kManagerImpl, data, nullptr);
+  wl_resource_set_implementation(r, &kVirtualPointerManagerImpl, data, nullptr);
 }
 
 // Input injection is for ferryd's own user: other clients do not see the global.
 bool filter(const wl_client* client, const wl_global* global, void* data) {
-  if (global != static_cast<Manager*>(data)->global) return true;
+  if (global != static_cast<VirtualPointerManager*>(data)->global) return true;
   uid_t uid = uid_t(-1);
   wl_client_get_credentials(const_cast<wl_client*>(client), nullptr, &uid, nullptr);
   return uid == geteuid();
@@ -195,9 +197,9 @@ bool filter(const wl_client* client, const wl_global* global, void* data) {
 }  // namespace
 
 void create_virtual_pointer_global(Server& server) {
-  auto m = std::make_unique<Manager>(server);
+  auto m = std::make_unique<VirtualPointerManager>(server);
   m->global = wl_global_create(server.display(), &zwlr_virtual_pointer_manager_v1_interface,
-                               int(kVersion), m.get(), bind);
+                               int(kVirtualPointerVersion), m.get(), bind);
   wl_display_set_global_filter(server.display(), filter, m.get());
   server.keep(std::move(m));
 }

@@ -13,9 +13,9 @@ namespace {
 void xdg_output_destroy(wl_client*, wl_resource* r) { wl_resource_destroy(r); }
 const struct zxdg_output_v1_interface kXdgOutputImpl = {xdg_output_destroy};
 
-void manager_destroy(wl_client*, wl_resource* r) { wl_resource_destroy(r); }
+void xdg_output_manager_destroy(wl_client*, wl_resource* r) { wl_resource_destroy(r); }
 
-void manager_get_xdg_output(wl_client* client, wl_resource* r, uint32_t id,
+void xdg_output_manager_get_xdg_output(wl_client* client, wl_resource* r, uint32_t id,
                             wl_resource* output_res) {
   auto* server = static_cast<Server*>(wl_resource_get_user_data(r));
   wl_resource* res = wl_resource_create(client, &zxdg_output_v1_interface,
@@ -42,22 +42,22 @@ void manager_get_xdg_output(wl_client* client, wl_resource* r, uint32_t id,
     zxdg_output_v1_send_done(res);
 }
 
-const struct zxdg_output_manager_v1_interface kManagerImpl = {manager_destroy,
-                                                              manager_get_xdg_output};
+const struct zxdg_output_manager_v1_interface kXdgOutputManagerImpl = {xdg_output_manager_destroy,
+                                                              xdg_output_manager_get_xdg_output};
 
-void manager_bind(wl_client* client, void* data, uint32_t version, uint32_t id) {
+void xdg_output_manager_bind(wl_client* client, void* data, uint32_t version, uint32_t id) {
   wl_resource* r = wl_resource_create(client, &zxdg_output_manager_v1_interface, int(version), id);
   if (!r) {
     wl_client_post_no_memory(client);
     return;
   }
-  wl_resource_set_implementation(r, &kManagerImpl, data, nullptr);
+  wl_resource_set_implementation(r, &kXdgOutputManagerImpl, data, nullptr);
 }
 
 }  // namespace
 
 void create_xdg_output_global(Server& server) {
-  wl_global_create(server.display(), &zxdg_output_manager_v1_interface, 3, &server, manager_bind);
+  wl_global_create(server.display(), &zxdg_output_manager_v1_interface, 3, &server, xdg_output_manager_bind);
 }
 
 }  // namespace ferry

@@ -298,7 +298,7 @@ void wm_create_positioner(wl_client* client, wl_resource* r, uint32_t id) {
   }
   const void* impl = wire == XdgWire::v6 ? static_cast<const void*>(&kPositionerV6Impl)
                                          : static_cast<const void*>(&kPositionerImpl);
-  wl_resource_set_implementation(res, impl, new XdgPositioner(res), positioner_resource_destroy);
+  wl_resource_set_implementation(res, impl, new XdgPositioner(), positioner_resource_destroy);
 }
 
 void wm_get_xdg_surface(wl_client* client, wl_resource* r, uint32_t id,

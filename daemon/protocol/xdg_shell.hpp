@@ -100,15 +100,11 @@ class XdgShell {
   Listener usable_area_;  // Server::on_output_usable_area: maximized windows follow
 };
 
-// xdg_positioner: a bag of rules, copied when used.
+// xdg_positioner: a bag of rules, copied when used; owned by its resource.
 class XdgPositioner {
  public:
-  explicit XdgPositioner(wl_resource* resource) : resource_(resource) {}
   static XdgPositioner* from_resource(wl_resource* resource);
   XdgPositionerRules rules;
-
- private:
-  wl_resource* resource_;
 };
 
 // One configure the compositor sent and the client has not acked yet.

@@ -49,14 +49,14 @@ bool v6_ignores(wl_resource* r, const char* what) {
 }
 
 // Requests on a toplevel whose xdg_surface/wl_surface is gone are ignored.
-#define LIVE_OR_RETURN(t) \
+#define TOPLEVEL_LIVE_OR_RETURN(t) \
   if (!(t)->xdg_surface()) return
 
 void toplevel_destroy(wl_client*, wl_resource* r) { wl_resource_destroy(r); }
 
 void toplevel_set_parent(wl_client*, wl_resource* r, wl_resource* parent_resource) {
   XdgToplevel* t = tl(r);
-  LIVE_OR_RETURN(t);
+  TOPLEVEL_LIVE_OR_RETURN(t);
   XdgToplevel* parent = parent_resource ? XdgToplevel::from_resource(parent_resource) : nullptr;
   if (parent && parent->descends_from(t)) {
     if (v6_ignores(r, "set_parent making a loop")) return;
@@ -70,12 +70,12 @@ void toplevel_set_parent(wl_client*, wl_resource* r, wl_resource* parent_resourc
 }
 
 void toplevel_set_title(wl_client*, wl_resource* r, const char* title) {
-  LIVE_OR_RETURN(tl(r));
+  TOPLEVEL_LIVE_OR_RETURN(tl(r));
   tl(r)->set_title(title);
 }
 
 void toplevel_set_app_id(wl_client*, wl_resource* r, const char* app_id) {
-  LIVE_OR_RETURN(tl(r));
+  TOPLEVEL_LIVE_OR_RETURN(tl(r));
   tl(r)->set_app_id(app_id);
 }
 
@@ -85,7 +85,7 @@ void toplevel_show_window_menu(wl_client*, wl_resource*, wl_resource*, uint32_t,
 }
 
 void toplevel_move(wl_client*, wl_resource* r, wl_resource*, uint32_t serial) {
-  LIVE_OR_RETURN(tl(r));
+  TOPLEVEL_LIVE_OR_RETURN(tl(r));
   tl(r)->start_grab(serial, 0);
 }
 
@@ -101,7 +101,7 @@ void toplevel_resize(wl_client*, wl_resource* r, wl_resource*, uint32_t serial, 
     case XDG_TOPLEVEL_RESIZE_EDGE_RIGHT:
     case XDG_TOPLEVEL_RESIZE_EDGE_TOP_RIGHT:
     case XDG_TOPLEVEL_RESIZE_EDGE_BOTTOM_RIGHT:
-      LIVE_OR_RETURN(tl(r));
+      TOPLEVEL_LIVE_OR_RETURN(tl(r));
       tl(r)->start_grab(serial, edges);
       return;
     default:
@@ -132,18 +132,18 @@ void toplevel_set_min_size(wl_client*, wl_resource* r, int32_t w, int32_t h) {
 }
 
 void toplevel_set_maximized(wl_client*, wl_resource* r) {
-  LIVE_OR_RETURN(tl(r));
+  TOPLEVEL_LIVE_OR_RETURN(tl(r));
   tl(r)->request_maximized(true);
 }
 
 void toplevel_unset_maximized(wl_client*, wl_resource* r) {
-  LIVE_OR_RETURN(tl(r));
+  TOPLEVEL_LIVE_OR_RETURN(tl(r));
   tl(r)->request_maximized(false);
 }
 
 void toplevel_set_fullscreen(wl_client*, wl_resource* r, wl_resource* output_resource) {
   XdgToplevel* t = tl(r);
-  LIVE_OR_RETURN(t);
+  TOPLEVEL_LIVE_OR_RETURN(t);
   Output* o = output_resource ? t->xdg_surface()->surface()->server().output_for_resource(
                                     output_resource)
                               : nullptr;
@@ -151,12 +151,12 @@ void toplevel_set_fullscreen(wl_client*, wl_resource* r, wl_resource* output_res
 }
 
 void toplevel_unset_fullscreen(wl_client*, wl_resource* r) {
-  LIVE_OR_RETURN(tl(r));
+  TOPLEVEL_LIVE_OR_RETURN(tl(r));
   tl(r)->request_fullscreen(false, nullptr);
 }
 
 void toplevel_set_minimized(wl_client*, wl_resource* r) {
-  LIVE_OR_RETURN(tl(r));
+  TOPLEVEL_LIVE_OR_RETURN(tl(r));
   // Only a taskbar can bring the window back: without one, minimize is not in
   // wm_capabilities, and the spec says such requests are ignored.
   if (tl(r)->xdg_surface()->surface()->server().taskbars() == 0) {

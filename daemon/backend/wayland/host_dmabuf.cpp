@@ -29,7 +29,7 @@ bool read_dev(wl_array* a, dev_t* out) {
   return true;
 }
 
-const zwp_linux_dmabuf_feedback_v1_listener kFeedbackListener = {
+const zwp_linux_dmabuf_feedback_v1_listener kDmabufFeedbackListener = {
     // done
     [](void* data, zwp_linux_dmabuf_feedback_v1*) { static_cast<HostDmabufFormats*>(data)->done = true; },
     // format_table: fd, size; 16-byte entries (u32 format, u32 padding, u64 modifier)
@@ -107,14 +107,14 @@ const zwp_linux_buffer_params_v1_listener kParamsListener = {
 };
 
 template <class T>
-const wl_buffer_listener kBufferListener = {
+const wl_buffer_listener kDmabufBufferListener = {
     [](void* data, wl_buffer*) { static_cast<T*>(data)->released(); },
 };
 
 }  // namespace
 
 void listen_default_feedback(zwp_linux_dmabuf_feedback_v1* feedback, HostDmabufFormats* out) {
-  zwp_linux_dmabuf_feedback_v1_add_listener(feedback, &kFeedbackListener, out);
+  zwp_linux_dmabuf_feedback_v1_add_listener(feedback, &kDmabufFeedbackListener, out);
 }
 
 void listen_modifiers(zwp_linux_dmabuf_v1* dmabuf, HostDmabufFormats* out) {
@@ -197,7 +197,7 @@ void HostDmabuf::created(wl_buffer* buffer) {
   zwp_linux_buffer_params_v1_destroy(params_);
   params_ = nullptr;
   buffer_ = buffer;
-  wl_buffer_add_listener(buffer_, &kBufferListener<HostDmabuf>, this);
+  wl_buffer_add_listener(buffer_, &kDmabufBufferListener<HostDmabuf>, this);
   if (on_ready_) on_ready_(true);
 }
 
@@ -265,7 +265,7 @@ void HostPassBuffer::created(wl_buffer* buffer) {
   zwp_linux_buffer_params_v1_destroy(params_);
   params_ = nullptr;
   buffer_ = buffer;
-  wl_buffer_add_listener(buffer_, &kBufferListener<HostPassBuffer>, this);
+  wl_buffer_add_listener(buffer_, &kDmabufBufferListener<HostPassBuffer>, this);
   state_ = State::ready;
   if (on_state_) on_state_(state_);
 }

@@ -17,6 +17,7 @@
 // display side is timed. Compose = Renderer::render of the surface over the whole target,
 // exactly what ferryd's output does for a full-screen surface.
 #include "bench_offload.hpp"
+#include "bench_stats.hpp"
 
 #include <GLES3/gl32.h>
 #include <drm_fourcc.h>
@@ -39,13 +40,6 @@
 
 namespace ferry::bench {
 namespace {
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 // A frame with smooth areas and detail: gradients, a ring pattern, fine stripes.
 std::vector<uint8_t> picture(int32_t w, int32_t h) {

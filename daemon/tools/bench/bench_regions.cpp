@@ -1,4 +1,5 @@
 #include "bench_regions.hpp"
+#include "bench_stats.hpp"
 
 #include <pixman.h>
 
@@ -19,11 +20,6 @@ double us_since(Clock::time_point t) {
   return std::chrono::duration<double, std::micro>(Clock::now() - t).count();
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 // The worst case found for a request: a row of 1x1 rectangles two pixels apart (pixman
 // keeps each as its own box in one band; every union or difference rewrites the band).
 // Built directly, as pixman would hold it after 'n' wl_region.add requests.
@@ -36,14 +32,14 @@ Region dotted_row(int n) {
   return r;
 }
 
-struct Row {
+struct RegionRow {
   int rects;
   double add_us, subtract_us;
 };
 
 // Median cost of one more wl_region.add (a new dot at the end) and of one subtract (a hole
 // in the middle of the row), 'reps' each, on a region of 'n' rectangles.
-Row measure(int n, int reps) {
+RegionRow measure(int n, int reps) {
   Region r = dotted_row(n);
   std::vector<double> add, sub;
   for (int i = 0; i < reps; ++i) {
@@ -67,9 +63,9 @@ int run_regions_bench() {
               "has\n(limit %d; before it, a client could reach any row below: each of its "
               "adds costs time linear in the rectangles)\n", limit);
   std::printf("%10s %12s %12s %10s\n", "rects", "add_us", "subtract_us", "x_limit");
-  std::vector<Row> rows;
+  std::vector<RegionRow> rows;
   for (int n : {limit, 4 * limit, 16 * limit, 64 * limit}) rows.push_back(measure(n, 101));
-  for (const Row& r : rows)
+  for (const RegionRow& r : rows)
     std::printf("%10d %12.2f %12.2f %10.1f\n", r.rects, r.add_us, r.subtract_us,
                 r.add_us / rows[0].add_us);
   // Building the region one request at a time: the total a client costs ferryd.

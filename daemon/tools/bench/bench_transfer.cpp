@@ -1,4 +1,5 @@
 #include "bench_transfer.hpp"
+#include "bench_stats.hpp"
 
 #include <drm_fourcc.h>
 
@@ -52,13 +53,6 @@ int64_t cpu_ns() {
   timespec ts{};
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
   return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 struct Result {

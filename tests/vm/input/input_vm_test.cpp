@@ -526,11 +526,10 @@ void cursor_follows_mouse(VmInput& t, const TempDir& tmp, bool plane) {
   EXPECT_EQ(wrong, 0) << "the cursor is not at 300,210 on the CRTC";
 }
 
-}
-
 TEST_F(VmInput, CursorOnThePlaneMovesWithTheMouse) { cursor_follows_mouse(*this, tmp_, true); }
 TEST_F(VmInput, CursorComposedWithoutThePlaneMovesWithTheMouse) {
   cursor_follows_mouse(*this, tmp_, false);
+}
 
 }  // namespace
 }  // namespace ferry::itest
