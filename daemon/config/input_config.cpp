@@ -1,8 +1,10 @@
 #include "config/input_config.hpp"
 
 #include <fnmatch.h>
+#include <xkbcommon/xkbcommon-keysyms.h>
 #include <xkbcommon/xkbcommon.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
@@ -11,6 +13,11 @@
 
 namespace ferry::config {
 namespace {
+
+std::string lower(std::string s) {
+  for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
 
 struct InputFailure {
   std::string message;
@@ -115,6 +122,26 @@ class InputReader {
     return r;
   }
 
+  // [input.bindings]: "Combo" = "action". A combo bound by default is replaced, or
+  // removed by "none"; two spellings of one combo in the table are an error.
+  void bindings(const toml::table& t, std::vector<Binding>& out) const {
+    std::vector<KeyCombo> seen;
+    for (auto&& [k, v] : t) {
+      Binding b;
+      std::string why;
+      if (!parse_key_combo(std::string(k.str()), &b.combo, &why)) fail(k.source(), why);
+      if (b.combo.keysym == 0) fail(k.source(), "a binding needs a key, not '" + std::string(k.str()) + "'");
+      if (std::find(seen.begin(), seen.end(), b.combo) != seen.end())
+        fail(k.source(), "'" + std::string(k.str()) + "' is bound twice in [input.bindings]");
+      seen.push_back(b.combo);
+      std::erase_if(out, [&](const Binding& o) { return o.combo == b.combo; });
+      const std::string action = string(v, std::string(k.str()));
+      if (lower(action) == "none") continue;
+      if (!parse_binding_action(action, &b, &why)) fail(v.source(), why);
+      out.push_back(b);
+    }
+  }
+
   void input(const toml::table& t, InputConfig& cfg) const {
     for (auto&& [k, v] : t) {
       if (k == "keyboard") {
@@ -133,6 +160,8 @@ class InputReader {
         std::string why;
         if (!parse_modifiers(string(v, "window_drag"), &cfg.window_drag, &why))
           fail(v.source(), "'window_drag' " + why);
+      } else if (k == "bindings") {
+        bindings(table(v, "bindings"), cfg.bindings);
       } else if (k == "cursor_theme") {
         cfg.cursor_theme = string(v, "cursor_theme");
         if (cfg.cursor_theme.empty() || cfg.cursor_theme.find('/') != std::string::npos)
@@ -145,8 +174,8 @@ class InputReader {
         cfg.cursor_size = int32_t(n);
       } else {
         fail(k.source(), "unknown key '" + std::string(k.str()) + "' in [input] (known: keyboard, "
-                         "pointer, device, quit_key, vt_switch, window_drag, cursor_theme, "
-                         "cursor_size)");
+                         "pointer, device, quit_key, vt_switch, window_drag, bindings, "
+                         "cursor_theme, cursor_size)");
       }
     }
   }
@@ -154,11 +183,6 @@ class InputReader {
  private:
   const std::string& path_;
 };
-
-std::string lower(std::string s) {
-  for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 // A modifier's KeyCombo bit from its name (any case); 0 if it names none.
 uint32_t modifier_bit(const std::string& name) {
@@ -279,6 +303,56 @@ bool parse_modifiers(const std::string& text, uint32_t* out, std::string* error)
   return true;
 }
 
+namespace {
+struct ActionName {
+  BindingAction action;
+  const char* name;
+};
+constexpr ActionName kActionNames[] = {
+    {BindingAction::close, "close"},           {BindingAction::maximize, "maximize"},
+    {BindingAction::fullscreen, "fullscreen"}, {BindingAction::focus_next, "focus_next"},
+    {BindingAction::focus_previous, "focus_previous"}, {BindingAction::exec, "exec"},
+};
+}  // namespace
+
+bool parse_binding_action(const std::string& text, Binding* out, std::string* error) {
+  const size_t space = text.find_first_of(" \t");
+  const std::string word = text.substr(0, space);
+  for (const ActionName& a : kActionNames) {
+    if (word != a.name) continue;
+    std::string rest = space == std::string::npos ? "" : text.substr(space);
+    rest.erase(0, rest.find_first_not_of(" \t"));
+    if (a.action == BindingAction::exec && rest.empty()) {
+      *error = "'exec' needs a command (\"exec foot\")";
+      return false;
+    }
+    if (a.action != BindingAction::exec && !rest.empty()) {
+      *error = "'" + word + "' takes no argument (\"" + text + "\")";
+      return false;
+    }
+    out->action = a.action;
+    out->command = rest;
+    return true;
+  }
+  *error = "unknown action \"" + text + "\" (close, maximize, fullscreen, focus_next, "
+           "focus_previous, exec COMMAND, none)";
+  return false;
+}
+
+std::string to_string(const Binding& binding) {
+  std::string s = to_string(binding.combo) + " = ";
+  for (const ActionName& a : kActionNames)
+    if (a.action == binding.action) s += a.name;
+  if (binding.action == BindingAction::exec) s += " " + binding.command;
+  return s;
+}
+
+std::vector<Binding> default_bindings() {
+  return {{{KeyCombo::alt, XKB_KEY_Tab}, BindingAction::focus_next, {}},
+          {{KeyCombo::alt | KeyCombo::shift, XKB_KEY_Tab}, BindingAction::focus_previous, {}},
+          {{KeyCombo::alt, XKB_KEY_F4}, BindingAction::close, {}}};
+}
+
 std::string to_string(const KeyCombo& combo) {
   if (combo.keysym == 0) return "none";
   std::string s;
@@ -296,6 +370,21 @@ bool parse_input(const toml::node& input, const std::string& path, InputConfig* 
   try {
     InputReader r(path);
     r.input(r.table(input, "input"), *out);
+    // quit_key wins over a default binding of its combo; a binding the file makes is an error.
+    const std::vector<Binding> defaults = default_bindings();
+    std::erase_if(out->bindings, [&](const Binding& b) {
+      return b.combo == out->quit_key &&
+             std::find(defaults.begin(), defaults.end(), b) != defaults.end();
+    });
+    const toml::table* table = input.as_table()->get_as<toml::table>("bindings");
+    for (auto&& [k, v] : table ? *table : toml::table{}) {
+      KeyCombo combo;
+      std::string why;
+      if (parse_key_combo(std::string(k.str()), &combo, &why) && combo == out->quit_key &&
+          !(v.is_string() && lower(v.as_string()->get()) == "none"))
+        r.fail(k.source(), "'" + std::string(k.str()) + "' is quit_key; unbind one of them "
+                           "(\"none\")");
+    }
     return true;
   } catch (const InputFailure& f) {
     *error = f.message;

@@ -60,6 +60,20 @@ std::string to_string(const KeyCombo& combo);
 // Parses modifiers alone ("Super", "Alt+Shift"; "none" or "" for none) into KeyCombo bits.
 bool parse_modifiers(const std::string& text, uint32_t* out, std::string* error);
 
+// [input.bindings]: what a key combo does (docs/configuration.md).
+enum class BindingAction { close, maximize, fullscreen, focus_next, focus_previous, exec };
+struct Binding {
+  KeyCombo combo;
+  BindingAction action = BindingAction::close;
+  std::string command;  // exec: run with /bin/sh -c
+  bool operator==(const Binding&) const = default;
+};
+// Parses an action ("close", "exec foot"); false with *error if it names none.
+bool parse_binding_action(const std::string& text, Binding* out, std::string* error);
+std::string to_string(const Binding& binding);  // "Alt+Tab = focus_next"
+// Alt+Tab focus_next, Alt+Shift+Tab focus_previous, Alt+F4 close.
+std::vector<Binding> default_bindings();
+
 struct InputConfig {
   KeyboardConfig keyboard;
   PointerSettings pointer;          // [input.pointer]: every pointer device
@@ -69,6 +83,9 @@ struct InputConfig {
   // Held while pressing on a window, these modifiers make the press the compositor's: the
   // left button moves the window, the right one resizes it (0: off).
   uint32_t window_drag = KeyCombo::super;
+  // The defaults, then [input.bindings] (a combo bound again replaces its default; "none"
+  // removes it). Combos are unique and none is quit_key.
+  std::vector<Binding> bindings = default_bindings();
   // The default pointer image's Xcursor theme and size; empty / 0: XCURSOR_THEME and
   // XCURSOR_SIZE, else "default" and 24 (core/cursor_theme.hpp).
   std::string cursor_theme;

@@ -272,27 +272,15 @@ int on_signal(int signo, void* data) {
   return 0;
 }
 
-pid_t spawn_client(const std::vector<std::string>& argv, const std::string& socket,
-                   const xwayland::Xwayland* x11) {
-  // Built before fork(): ferryd has threads (util/child_env.hpp).
+// What clients ferryd starts see: its Wayland socket, and its X11 display if Xwayland runs.
+std::vector<std::string> client_variables(const std::string& socket,
+                                          const xwayland::Xwayland* x11) {
   std::vector<std::string> set = {"WAYLAND_DISPLAY=" + socket};
   if (x11) {
     set.push_back("DISPLAY=" + x11->display_name());
     set.push_back("XAUTHORITY=" + x11->xauthority());
   }
-  std::vector<std::string> env = child_environment(set);
-  std::vector<std::string> args = argv;
-  std::vector<char*> envp = exec_pointers(env), argp = exec_pointers(args);
-  const std::string failed = "ferryd: cannot run '" + argv.at(0) + "'\n";
-  pid_t pid = fork();
-  if (pid != 0) return pid;
-  sigset_t none;
-  sigemptyset(&none);
-  sigprocmask(SIG_SETMASK, &none, nullptr);
-  execvpe(argp[0], argp.data(), envp.data());  // glibc: the PATH search allocates nothing
-  ssize_t ignored = write(2, failed.data(), failed.size());
-  (void)ignored;
-  _exit(127);
+  return set;
 }
 
 bool save_screenshot(Server& server, Output& out, const std::string& path) {
@@ -620,6 +608,7 @@ int run_daemon(const CliOptions& cli) {
   std::printf("ferryd: listening on WAYLAND_DISPLAY=%s\n", server.socket_name().c_str());
   // The first line stays the Wayland one (scripts read it); both leave in one write.
   if (xwayland) std::printf("ferryd: X11 clients: DISPLAY=%s\n", xwayland->display_name().c_str());
+  input->set_client_variables(client_variables(server.socket_name(), xwayland.get()));
   std::fflush(stdout);
   std::string sock_err;
   if (!cli.private_instance && !config::write_socket_file(server.socket_name(), &sock_err))
@@ -720,7 +709,7 @@ int run_daemon(const CliOptions& cli) {
     sources.push_back(wl_event_loop_add_signal(server.loop(), s, on_signal, &st));
 
   if (!cli.client_argv.empty()) {
-    st.child = spawn_client(cli.client_argv, server.socket_name(), xwayland.get());
+    st.child = spawn_child(cli.client_argv, client_variables(server.socket_name(), xwayland.get()));
     log_info("started client '%s' as pid %d", cli.client_argv[0].c_str(), int(st.child));
   }
   wl_event_source* timer = nullptr;

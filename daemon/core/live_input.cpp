@@ -2,15 +2,20 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 
 #include "backend/kms/kms_backend.hpp"
 #include "backend/kms/session.hpp"
 #include "core/cursor.hpp"
+#include "core/scene.hpp"
 #include "core/seat.hpp"
 #include "core/server.hpp"
+#include "core/toplevel_window.hpp"
+#include "core/window_switcher.hpp"
 #include "input/key_bindings.hpp"
 #include "input/keyboard_state.hpp"
 #include "input/libinput_source.hpp"
+#include "util/child_env.hpp"
 #include "util/log.hpp"
 
 namespace ferry {
@@ -21,6 +26,42 @@ LiveInput::LiveInput(Server& server) : server_(server) {
   keys_->on_switch_vt = [this](int vt) {
     if (server_.kms()) server_.kms()->session().switch_session(vt);
   };
+  switcher_ = std::make_unique<WindowSwitcher>(server);
+  keys_->on_binding = [this](const config::Binding& b) { run_binding(b); };
+  keys_->on_cycle_end = [this] { switcher_->end(); };
+  keys_->shortcuts_inhibited = [this] { return server_.seat().shortcuts_inhibited(); };
+  client_variables_ = {"WAYLAND_DISPLAY=" + server.socket_name()};
+}
+
+void LiveInput::run_binding(const config::Binding& b) {
+  using config::BindingAction;
+  const std::string what = config::to_string(b);
+  switch (b.action) {
+    case BindingAction::focus_next:
+    case BindingAction::focus_previous:
+      switcher_->step(b.action == BindingAction::focus_next ? 1 : -1);
+      return;
+    case BindingAction::exec:
+      last_exec_pid_ = spawn_child({"/bin/sh", "-c", b.command}, client_variables_, true);
+      if (last_exec_pid_ < 0) log_error("input: %s: fork: %s", what.c_str(), std::strerror(errno));
+      else log_info("input: %s: pid %d", what.c_str(), int(last_exec_pid_));
+      return;
+    case BindingAction::close:
+    case BindingAction::maximize:
+    case BindingAction::fullscreen:
+      break;
+  }
+  View* view = server_.seat().focused_view();
+  ToplevelWindow* w = view ? view->toplevel_window() : nullptr;
+  if (!w) {
+    log_debug("input: %s: no window has the focus", what.c_str());
+    return;
+  }
+  log_info("input: %s: '%s'", what.c_str(), w->app_id().c_str());
+  const ToplevelWindow::State st = w->window_state();
+  if (b.action == BindingAction::close) w->request_close();
+  else if (b.action == BindingAction::maximize) w->request_maximized(!st.maximized);
+  else w->request_fullscreen(!st.fullscreen, nullptr);
 }
 
 LiveInput::~LiveInput() {
@@ -52,6 +93,7 @@ bool LiveInput::apply(const config::InputConfig& cfg, std::string* error) {
   if (keymap || repeat_changed) server_.seat().set_keyboard(std::move(keymap), kb.repeat_rate, kb.repeat_delay);
   keys_->set_quit_key(cfg.quit_key);
   keys_->set_vt_switch(cfg.vt_switch);
+  keys_->set_bindings(cfg.bindings);
   server_.seat().set_window_drag(cfg.window_drag);
   // The Cursor loaded the environment's theme when it was made.
   const config::InputConfig& before = applied_ ? current_ : config::InputConfig{};

@@ -44,11 +44,30 @@ bool KeyBindings::trigger(uint32_t key) {
       return true;
     }
   }
-  if (quit_key_.keysym != 0 && mods == quit_key_.modifiers &&
-      (xkb_keysym_to_lower(sym) == quit_key_.keysym ||
-       xkb_keysym_to_lower(base) == quit_key_.keysym)) {
+  // The combo's key as typed (q) or on the key's first level (Shift+Tab types ISO_Left_Tab).
+  auto pressed = [&](const config::KeyCombo& c) {
+    return c.keysym != 0 && mods == c.modifiers &&
+           (xkb_keysym_to_lower(sym) == c.keysym || xkb_keysym_to_lower(base) == c.keysym);
+  };
+  if (pressed(quit_key_)) {
     log_notice("input: quit key %s pressed: stopping", config::to_string(quit_key_).c_str());
     if (on_quit) on_quit();
+    return true;
+  }
+  if (shortcuts_inhibited && shortcuts_inhibited()) return false;
+  for (const config::Binding& b : bindings_) {
+    if (!pressed(b.combo)) continue;
+    const bool cycles = b.action == config::BindingAction::focus_next ||
+                        b.action == config::BindingAction::focus_previous;
+    // The cycle lasts while its modifiers other than Shift are held, so that Shift may
+    // come and go to step back (Alt+Tab, Alt+Shift+Tab). One without modifiers is a
+    // cycle of one step.
+    if (cycles) {
+      const uint32_t held = b.combo.modifiers & ~uint32_t(config::KeyCombo::shift);
+      cycle_modifiers_ = held ? held : b.combo.modifiers;
+    }
+    if (on_binding) on_binding(b);
+    if (cycles && !cycle_modifiers_ && on_cycle_end) on_cycle_end();
     return true;
   }
   return false;
@@ -65,6 +84,12 @@ void KeyBindings::keyboard_key(uint32_t time_ms, uint32_t key, bool pressed) {
     return;
   }
   down_.keyboard_key(time_ms, key, pressed);
+  if (!cycle_modifiers_ || pressed) return;
+  // The seat has applied the release: a cycle ends with its modifiers.
+  KeyboardState* kb = keyboard_ ? keyboard_() : nullptr;
+  if (kb && (held_modifiers(*kb) & cycle_modifiers_) == cycle_modifiers_) return;
+  cycle_modifiers_ = 0;
+  if (on_cycle_end) on_cycle_end();
 }
 
 }  // namespace ferry

@@ -1,9 +1,12 @@
 #pragma once
 // The compositor's own keys, taken out of the key stream before the seat sees it:
 // Ctrl+Alt+F1..F12 switch the VT (the keymap's XF86Switch_VT_n, as xkeyboard-config maps
-// those keys, or Ctrl+Alt with F1..F12 on keymaps that do not), and the quit key
-// ([input] quit_key, default Ctrl+Alt+BackSpace) stops ferryd. A bound key's press and
-// its release are both kept from the clients.
+// those keys, or Ctrl+Alt with F1..F12 on keymaps that do not), the quit key ([input]
+// quit_key, default Ctrl+Alt+BackSpace) stops ferryd, and [input.bindings] run their
+// actions (on_binding) unless a client inhibits shortcuts. A bound key's press and its
+// release are both kept from the clients; modifiers always reach them. A focus_next or
+// focus_previous binding starts a cycle that ends (on_cycle_end) when its modifiers are
+// let go.
 //
 // Sits between a real input source (libinput) and the seat; everything else passes through
 // unchanged. Main thread only. Does not own the downstream sink or the keyboard state.
@@ -31,8 +34,14 @@ class KeyBindings final : public InputSink {
 
   void set_quit_key(const config::KeyCombo& combo) { quit_key_ = combo; }
   void set_vt_switch(bool enabled) { vt_switch_ = enabled; }
+  void set_bindings(std::vector<config::Binding> bindings) { bindings_ = std::move(bindings); }
   std::function<void(int vt)> on_switch_vt;  // 1..12
   std::function<void()> on_quit;
+  std::function<void(const config::Binding&)> on_binding;
+  std::function<void()> on_cycle_end;
+  // Whether a client inhibits the compositor's shortcuts now (bindings then reach it; the
+  // VT switch and the quit key do not). Unset: never.
+  std::function<bool()> shortcuts_inhibited;
 
   void pointer_motion_absolute(uint32_t t, double x, double y) override { down_.pointer_motion_absolute(t, x, y); }
   void pointer_motion_relative(uint32_t t, double dx, double dy) override { down_.pointer_motion_relative(t, dx, dy); }
@@ -65,6 +74,8 @@ class KeyBindings final : public InputSink {
   std::function<KeyboardState*()> keyboard_;
   config::KeyCombo quit_key_{config::KeyCombo::ctrl | config::KeyCombo::alt, 0xff08};
   bool vt_switch_ = true;
+  std::vector<config::Binding> bindings_;
+  uint32_t cycle_modifiers_ = 0;  // a focus cycle's, while it lasts
   std::vector<uint32_t> swallowed_;
 };
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <xkbcommon/xkbcommon-keysyms.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -138,7 +139,7 @@ TEST_F(InputParse, ErrorsPointAtTheKey) {
             "(e.g. BackSpace, q, F12)");
   EXPECT_EQ(parse_error("[input]\nmouse = 1\n"),
             "test.toml:2:1: unknown key 'mouse' in [input] (known: keyboard, pointer, device, "
-            "quit_key, vt_switch, window_drag, cursor_theme, cursor_size)");
+            "quit_key, vt_switch, window_drag, bindings, cursor_theme, cursor_size)");
   EXPECT_EQ(parse_error("[input]\ncursor_size = 0\n"),
             "test.toml:2:15: 'cursor_size' must be in 1..256");
   EXPECT_EQ(parse_error("[input]\ncursor_size = \"big\"\n"),
@@ -173,6 +174,67 @@ TEST_F(InputParse, QuitKeyCanBeUnbound) {
   EXPECT_FALSE(parse_key_combo("Ctrl++", &k, &err));
   EXPECT_FALSE(parse_key_combo("Ctrl+", &k, &err));
   EXPECT_FALSE(parse_key_combo("Ctrl+Alt", &k, &err));
+}
+
+std::vector<std::string> binding_strings(const InputConfig& in) {
+  std::vector<std::string> out;
+  for (const Binding& b : in.bindings) out.push_back(to_string(b));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST_F(InputParse, BindingsHaveDefaultsThatTheFileReplacesOrRemoves) {
+  EXPECT_EQ(binding_strings(parse_ok("").input),
+            (std::vector<std::string>{"Alt+F4 = close", "Alt+Shift+Tab = focus_previous",
+                                      "Alt+Tab = focus_next"}));
+  Config c = parse_ok(R"(
+[input.bindings]
+"Super+Return" = "exec foot --title 'a b'"
+"alt+f4" = "none"
+"Alt+Tab" = "maximize"
+"Super+F" = "fullscreen"
+"Super+Shift+J" = "focus_previous"
+)");
+  EXPECT_EQ(binding_strings(c.input),
+            (std::vector<std::string>{"Alt+Shift+Tab = focus_previous", "Alt+Tab = maximize",
+                                      "Super+Return = exec foot --title 'a b'",
+                                      "Super+Shift+j = focus_previous", "Super+f = fullscreen"}));
+  for (const Binding& b : c.input.bindings)
+    if (b.action == BindingAction::exec) {
+      EXPECT_EQ(b.command, "foot --title 'a b'");
+      EXPECT_EQ(b.combo.keysym, uint32_t(XKB_KEY_Return));
+      EXPECT_EQ(b.combo.modifiers, uint32_t(KeyCombo::super));
+    }
+  // quit_key wins over a default binding of its combo.
+  EXPECT_EQ(binding_strings(parse_ok("[input]\nquit_key = \"Alt+F4\"\n").input),
+            (std::vector<std::string>{"Alt+Shift+Tab = focus_previous", "Alt+Tab = focus_next"}));
+}
+
+TEST_F(InputParse, BindingErrorsPointAtTheEntry) {
+  EXPECT_EQ(parse_error("[input.bindings]\n\"Super+Return\" = \"exec\"\n"),
+            "test.toml:2:18: 'exec' needs a command (\"exec foot\")");
+  EXPECT_EQ(parse_error("[input.bindings]\n\"Super+Return\" = \"exec   \"\n"),
+            "test.toml:2:18: 'exec' needs a command (\"exec foot\")");
+  EXPECT_EQ(parse_error("[input.bindings]\n\"Super+q\" = \"close now\"\n"),
+            "test.toml:2:13: 'close' takes no argument (\"close now\")");
+  EXPECT_EQ(parse_error("[input.bindings]\n\"Super+q\" = \"kill\"\n"),
+            "test.toml:2:13: unknown action \"kill\" (close, maximize, fullscreen, focus_next, "
+            "focus_previous, exec COMMAND, none)");
+  EXPECT_EQ(parse_error("[input.bindings]\n\"Super+q\" = 1\n"),
+            "test.toml:2:13: 'Super+q' must be a string");
+  EXPECT_EQ(parse_error("[input.bindings]\n\"Hyper+q\" = \"close\"\n"),
+            "test.toml:2:1: key 'Hyper+q': unknown modifier 'Hyper' (Shift, Ctrl, Alt, Super)");
+  EXPECT_EQ(parse_error("[input.bindings]\n\"none\" = \"close\"\n"),
+            "test.toml:2:1: a binding needs a key, not 'none'");
+  std::string twice =
+      parse_error("[input.bindings]\n\"Super+q\" = \"close\"\n\"super+Q\" = \"maximize\"\n");
+  EXPECT_NE(twice.find("is bound twice in [input.bindings]"), std::string::npos) << twice;
+  EXPECT_EQ(parse_error("[input]\nquit_key = \"Super+q\"\n[input.bindings]\n"
+                        "\"Super+q\" = \"close\"\n"),
+            "test.toml:4:1: 'Super+q' is quit_key; unbind one of them (\"none\")");
+  EXPECT_EQ(binding_strings(parse_ok("[input]\nquit_key = \"Alt+Tab\"\n[input.bindings]\n"
+                                     "\"Alt+Tab\" = \"none\"\n").input),
+            (std::vector<std::string>{"Alt+F4 = close", "Alt+Shift+Tab = focus_previous"}));
 }
 
 using InputReload = XkbEnvCleared;

@@ -104,6 +104,8 @@ struct Window {
   // The latest xdg_toplevel.configure: its size and whether it said resizing.
   int32_t width = 0, height = 0;
   bool resizing = false;
+  bool maximized = false, fullscreen = false;
+  int closes = 0;  // xdg_toplevel.close events
 };
 
 // ---- listeners ----
@@ -150,16 +152,18 @@ const xdg_surface_listener xdg_surface_listener_impl = {xdg_configure};
 
 void top_configure(void* data, xdg_toplevel*, int32_t width, int32_t height, wl_array* states) {
   auto* w = static_cast<Window*>(data);
-  w->activated = w->resizing = false;
+  w->activated = w->resizing = w->maximized = w->fullscreen = false;
   w->width = width;
   w->height = height;
   auto* s = static_cast<uint32_t*>(states->data);
   for (size_t i = 0; i < states->size / sizeof(uint32_t); ++i) {
     if (s[i] == XDG_TOPLEVEL_STATE_ACTIVATED) w->activated = true;
     if (s[i] == XDG_TOPLEVEL_STATE_RESIZING) w->resizing = true;
+    if (s[i] == XDG_TOPLEVEL_STATE_MAXIMIZED) w->maximized = true;
+    if (s[i] == XDG_TOPLEVEL_STATE_FULLSCREEN) w->fullscreen = true;
   }
 }
-void top_close(void*, xdg_toplevel*) {}
+void top_close(void* data, xdg_toplevel*) { static_cast<Window*>(data)->closes++; }
 const xdg_toplevel_listener toplevel_listener = {top_configure, top_close, nullptr, nullptr};
 
 Client* cl(void* d) { return static_cast<Client*>(d); }

@@ -198,8 +198,11 @@ TEST_F(VmInput, KeysPointerHotplugAndQuitKey) {
   wait_udev(*mouse);
 
   std::string cfg = tmp_.path() + "/ferry.toml";
+  const std::string exec_out = tmp_.path() + "/exec-out";
   std::ofstream(cfg) << "[input.keyboard]\nlayout = \"de\"\nrepeat_rate = 33\n"
-                        "[input.pointer]\naccel_profile = \"flat\"\naccel_speed = 0.0\n";
+                        "[input.pointer]\naccel_profile = \"flat\"\naccel_speed = 0.0\n"
+                        "[input.bindings]\n\"Super+Return\" = \"exec echo $WAYLAND_DISPLAY > "
+                     << exec_out << "\"\n";
   Ferryd f;
   ASSERT_TRUE(f.start({"--backend", "kms", "--config", cfg}));
   ASSERT_TRUE(wait_until([&] {
@@ -287,6 +290,22 @@ TEST_F(VmInput, KeysPointerHotplugAndQuitKey) {
   ASSERT_TRUE(wait_until([&] {
     return std::regex_search(f.log(), std::regex("input: removed event[0-9]+ 'ferry-test-keyboard-2'"));
   }, 20s)) << f.log();
+
+  // [input.bindings]: Super+Return starts the bound command with ferryd's socket in
+  // WAYLAND_DISPLAY; Return never reaches the client, Super does.
+  const size_t keys_before = s.keys.size();
+  ASSERT_TRUE(kbd->key(KEY_LEFTMETA, true));
+  ASSERT_TRUE(kbd->tap(KEY_ENTER));
+  ASSERT_TRUE(kbd->key(KEY_LEFTMETA, false));
+  std::string exec_display;
+  ASSERT_TRUE(wait_until([&] { return bool(std::ifstream(exec_out) >> exec_display); }, 20s))
+      << f.log();
+  EXPECT_FALSE(exec_display.empty());
+  EXPECT_TRUE(f.socket_path() == exec_display ||
+              f.socket_path().ends_with("/" + exec_display)) << exec_display;
+  ASSERT_TRUE(pump_until(*c, [&] { return s.keys.size() >= keys_before + 2; })) << f.log();
+  for (size_t i = keys_before; i < s.keys.size(); ++i) EXPECT_NE(s.keys[i].key, uint32_t(KEY_ENTER));
+  EXPECT_EQ(s.keys[keys_before].key, uint32_t(KEY_LEFTMETA));
 
   // Ctrl+Alt+F2 switches to VT 2 through libseat: the session goes inactive and libinput
   // lets go of the devices; back on VT 1 (chvt) they are opened again and keys arrive.
