@@ -35,6 +35,9 @@ void Cursor::set_theme(const std::string& theme, int32_t size) {
   std::string name;
   int32_t px = 0;
   resolve_cursor_theme(theme, size, &name, &px);
+  theme_ = name;
+  theme_size_ = px;
+  shapes_.clear();
   CursorPixels img;
   if (load_theme_cursor(name, px, &img)) {
     log_info("cursor: default image %s, %dx%d, hotspot %d,%d", img.source.c_str(), img.width,
@@ -46,20 +49,63 @@ void Cursor::set_theme(const std::string& theme, int32_t size) {
                "adwaita-icon-theme); using a built-in arrow", name.c_str());
     fallback_logged_ = name;
   }
-  default_ = std::move(img);
-  std::string error;
-  if (!server_.renderer().upload_pixels(default_texture_,
-                                        reinterpret_cast<const uint8_t*>(default_.argb.data()),
-                                        default_.width, default_.height, default_.width * 4,
-                                        DRM_FORMAT_ARGB8888,
-                                        Region(Rect{0, 0, default_.width, default_.height}),
-                                        &error))
-    log_warn("cursor: default image upload failed: %s", error.c_str());
+  arrow_.pixels = std::move(img);
+  upload(arrow_);
   if (mode_ == Mode::default_image) {
-    hotspot_x_ = default_.hotspot_x;
-    hotspot_y_ = default_.hotspot_y;
+    hotspot_x_ = arrow_.pixels.hotspot_x;
+    hotspot_y_ = arrow_.pixels.hotspot_y;
+    changed(true);
+  } else if (grab_shape_) {
     changed(true);
   }
+}
+
+bool Cursor::upload(ThemeImage& image) {
+  const CursorPixels& p = image.pixels;
+  std::string error;
+  const auto* bytes = reinterpret_cast<const uint8_t*>(p.argb.data());
+  if (server_.renderer().upload_pixels(image.texture, bytes, p.width, p.height, p.width * 4,
+                                       DRM_FORMAT_ARGB8888, Region(Rect{0, 0, p.width, p.height}),
+                                       &error))
+    return true;
+  log_warn("cursor: upload of %s failed: %s", p.source.c_str(), error.c_str());
+  image.texture.reset();
+  return false;
+}
+
+void Cursor::set_grab_shape(std::optional<PointerShape> shape) {
+  if (shape == grab_shape_) return;
+  grab_shape_ = shape;
+  if (shape && !shapes_.count(*shape)) {
+    ThemeImage& image = shapes_[*shape];
+    if (load_theme_cursor(theme_, theme_size_, &image.pixels, *shape))
+      upload(image);
+    else
+      log_debug("cursor: Xcursor theme '%s' has no %s: the arrow instead", theme_.c_str(),
+                cursor_shape_names(*shape).front());
+  }
+  changed(true);
+}
+
+const Cursor::ThemeImage* Cursor::grab_image() const {
+  if (!grab_shape_) return nullptr;
+  auto it = shapes_.find(*grab_shape_);
+  return it != shapes_.end() && it->second.texture ? &it->second : &arrow_;
+}
+
+const CursorPixels* Cursor::theme_pixels() const {
+  if (const ThemeImage* g = grab_image()) return &g->pixels;
+  return mode_ == Mode::default_image ? &arrow_.pixels : nullptr;
+}
+
+int32_t Cursor::hotspot_x() const {
+  const ThemeImage* g = grab_image();
+  return g ? g->pixels.hotspot_x : hotspot_x_;
+}
+
+int32_t Cursor::hotspot_y() const {
+  const ThemeImage* g = grab_image();
+  return g ? g->pixels.hotspot_y : hotspot_y_;
 }
 
 void Cursor::set_position(double x, double y) {
@@ -74,8 +120,8 @@ void Cursor::use_default() {
   if (mode_ == Mode::default_image) return;
   drop_surface();
   mode_ = Mode::default_image;
-  hotspot_x_ = default_.hotspot_x;
-  hotspot_y_ = default_.hotspot_y;
+  hotspot_x_ = arrow_.pixels.hotspot_x;
+  hotspot_y_ = arrow_.pixels.hotspot_y;
   changed(true);
 }
 
@@ -111,12 +157,16 @@ void Cursor::set_pointer_devices(int count) {
 Rect Cursor::box() const {
   int32_t px = sat_floor_i32(x_), py = sat_floor_i32(y_);
   if (pointer_devices_ == 0) return {};
+  if (const ThemeImage* g = grab_image()) {
+    if (!g->texture) return {};
+    return {px - g->pixels.hotspot_x, py - g->pixels.hotspot_y, g->pixels.width, g->pixels.height};
+  }
   switch (mode_) {
     case Mode::hidden:
       return {};
     case Mode::default_image:
-      if (!default_texture_) return {};
-      return {px - hotspot_x_, py - hotspot_y_, default_.width, default_.height};
+      if (!arrow_.texture) return {};
+      return {px - hotspot_x_, py - hotspot_y_, arrow_.pixels.width, arrow_.pixels.height};
     case Mode::surface:
       if (!surface_->has_content()) return {};
       return {px - hotspot_x_, py - hotspot_y_, surface_->width(), surface_->height()};
@@ -128,7 +178,8 @@ DrawItem Cursor::draw_item() const {
   DrawItem item;
   item.box = box();
   if (item.box.empty()) return item;
-  if (mode_ == Mode::surface) {
+  const ThemeImage* theme = grab_image();
+  if (!theme && mode_ == Mode::surface) {
     item.texture = surface_->texture();
     surface_->source_box(&item.src_x, &item.src_y, &item.src_w, &item.src_h);
     item.buffer_transform = surface_->buffer_transform();
@@ -137,9 +188,10 @@ DrawItem Cursor::draw_item() const {
       item.opaque.translate(item.box.x, item.box.y);
     }
   } else {
-    item.texture = default_texture_.get();
-    item.src_w = default_.width;
-    item.src_h = default_.height;
+    if (!theme) theme = &arrow_;
+    item.texture = theme->texture.get();
+    item.src_w = theme->pixels.width;
+    item.src_h = theme->pixels.height;
   }
   return item;
 }

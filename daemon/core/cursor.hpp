@@ -3,7 +3,9 @@
 // (wl_pointer.set_cursor: role "cursor", a hotspot that attach dx/dy and wl_surface.offset
 // move), nothing (the client set a null surface), or the default image of the Xcursor theme
 // (core/cursor_theme.*) while no client has set one: over the background, and again each
-// time the pointer focus moves to another client.
+// time the pointer focus moves to another client. While ferryd's own grab holds the
+// pointer (a window moved, or resized by its edges) the theme's shape of that grab is shown
+// over all of these.
 //
 // The Cursor only keeps the state; each Output decides every frame whether the backend
 // shows it on a cursor plane or the renderer composes it (core/output.cpp), and is told
@@ -12,7 +14,9 @@
 // Main thread only. Owned by the Seat; needs the Server's renderer (the EGL context current).
 
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "core/cursor_theme.hpp"
@@ -45,13 +49,21 @@ class Cursor {
   // with real devices calls this; until then the pointer is always shown (headless and
   // nested: fake or host input).
   void set_pointer_devices(int count);
+  // The shape ferryd's grab shows (loaded from the theme at the first use; a theme
+  // without it shows its arrow); nullopt: what the mode says again.
+  void set_grab_shape(std::optional<PointerShape> shape);
+  std::optional<PointerShape> grab_shape() const { return grab_shape_; }
 
   Surface* surface() const { return surface_; }  // null: default image or hidden
   bool hidden() const { return mode_ == Mode::hidden; }
   bool is_default() const { return mode_ == Mode::default_image; }
-  int32_t hotspot_x() const { return hotspot_x_; }
-  int32_t hotspot_y() const { return hotspot_y_; }
-  const CursorPixels& default_pixels() const { return default_; }
+  // The shown image's hotspot.
+  int32_t hotspot_x() const;
+  int32_t hotspot_y() const;
+  const CursorPixels& default_pixels() const { return arrow_.pixels; }
+  // The theme's image shown now: the grab's shape, else the default image in that mode;
+  // null while a client's surface, or nothing, is shown.
+  const CursorPixels* theme_pixels() const;
 
   // Where the image lies in layout coordinates (pointer − hotspot, the image's size);
   // empty while hidden or while the cursor surface has no content.
@@ -63,8 +75,15 @@ class Cursor {
 
  private:
   enum class Mode { default_image, surface, hidden };
+  struct ThemeImage {
+    CursorPixels pixels;
+    std::unique_ptr<SurfaceTexture> texture;  // null: not uploaded (none in the theme)
+  };
   void changed(bool image);
   void drop_surface();
+  bool upload(ThemeImage& image);
+  // The theme image drawn now instead of the mode's: the grab's shape (else the arrow).
+  const ThemeImage* grab_image() const;
 
   Server& server_;
   Mode mode_ = Mode::default_image;
@@ -72,8 +91,11 @@ class Cursor {
   Surface* surface_ = nullptr;
   int32_t hotspot_x_ = 0, hotspot_y_ = 0;
   Listener surface_destroy_, surface_commit_;
-  CursorPixels default_;
-  std::unique_ptr<SurfaceTexture> default_texture_;
+  ThemeImage arrow_;                         // the default image
+  std::map<PointerShape, ThemeImage> shapes_;  // grab shapes loaded from theme_
+  std::optional<PointerShape> grab_shape_;
+  std::string theme_;
+  int32_t theme_size_ = 0;
   uint64_t image_serial_ = 1;
   int pointer_devices_ = -1;  // -1: not counted
   std::string fallback_logged_;  // theme whose missing cursor was logged

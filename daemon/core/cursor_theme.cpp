@@ -23,8 +23,25 @@ void resolve_cursor_theme(const std::string& theme, int32_t size, std::string* t
   }
 }
 
-bool load_theme_cursor(const std::string& theme, int32_t size, CursorPixels* out) {
-  for (const char* name : {"left_ptr", "default"}) {
+std::vector<const char*> cursor_shape_names(PointerShape shape) {
+  switch (shape) {
+    case PointerShape::arrow: return {"left_ptr", "default"};
+    case PointerShape::move: return {"grabbing", "closedhand", "fleur"};
+    case PointerShape::resize_n: return {"n-resize", "top_side"};
+    case PointerShape::resize_s: return {"s-resize", "bottom_side"};
+    case PointerShape::resize_w: return {"w-resize", "left_side"};
+    case PointerShape::resize_e: return {"e-resize", "right_side"};
+    case PointerShape::resize_nw: return {"nw-resize", "top_left_corner"};
+    case PointerShape::resize_ne: return {"ne-resize", "top_right_corner"};
+    case PointerShape::resize_sw: return {"sw-resize", "bottom_left_corner"};
+    case PointerShape::resize_se: return {"se-resize", "bottom_right_corner"};
+  }
+  return {"left_ptr"};
+}
+
+bool load_theme_cursor(const std::string& theme, int32_t size, CursorPixels* out,
+                       PointerShape shape) {
+  for (const char* name : cursor_shape_names(shape)) {
     XcursorImage* img = XcursorLibraryLoadImage(name, theme.c_str(), size);
     if (!img) continue;
     out->width = int32_t(img->width);

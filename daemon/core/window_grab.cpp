@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/cursor.hpp"
 #include "core/scene.hpp"
 #include "core/server.hpp"
 #include "core/surface.hpp"
@@ -48,6 +49,19 @@ int32_t resized(int32_t length, int32_t d, bool grow, bool shrink, int32_t min, 
   return int32_t(std::min<int64_t>(v, std::numeric_limits<int32_t>::max()));
 }
 
+// The pointer's shape while 'edges' are dragged (0: a move).
+PointerShape grab_shape(uint32_t edges) {
+  const bool top = edges & kEdgeTop, bottom = edges & kEdgeBottom;
+  const bool left = edges & kEdgeLeft, right = edges & kEdgeRight;
+  if (top)
+    return left ? PointerShape::resize_nw : right ? PointerShape::resize_ne : PointerShape::resize_n;
+  if (bottom)
+    return left ? PointerShape::resize_sw : right ? PointerShape::resize_se : PointerShape::resize_s;
+  if (left) return PointerShape::resize_w;
+  if (right) return PointerShape::resize_e;
+  return PointerShape::move;
+}
+
 }  // namespace
 
 WindowGrab::WindowGrab(Seat& seat, GrabbableWindow& window, uint32_t edges, double x,
@@ -69,6 +83,7 @@ bool WindowGrab::start() {
   if (touch_id_ ? !seat_.start_touch_grab(this, *touch_id_) : !seat_.start_pointer_grab(this))
     return false;
   grabbed_ = true;
+  if (!touch_id_) seat_.cursor().set_grab_shape(grab_shape(edges_));
   log_debug("window grab: %s%s started at %d,%d %dx%d", edges_ ? "resize" : "move",
             touch_id_ ? " by touch" : "", start_box_.x, start_box_.y, start_box_.width,
             start_box_.height);
@@ -82,6 +97,7 @@ bool WindowGrab::start() {
 void WindowGrab::release(bool finished) {
   if (!grabbed_) return;
   grabbed_ = false;
+  if (!touch_id_) seat_.cursor().set_grab_shape(std::nullopt);
   if (touch_id_)
     seat_.end_touch_grab(this);
   else

@@ -3,6 +3,7 @@
 // are on where the scene puts the window, the configures its client gets, and the pointer
 // events around the grab.
 
+#include "core/cursor.hpp"
 #include "core/window_grab.hpp"
 #include "seat_fixture.hpp"
 
@@ -32,6 +33,21 @@ class WindowGrabTest : public SeatTest {
     std::vector<Event> buttons = only(c_->pointer_events, "button");
     EXPECT_FALSE(buttons.empty());
     return buttons.empty() ? 0 : buttons.back().serial;
+  }
+  // Plugs a touchscreen (the client gets wl_touch) and puts finger 'id' down at (dx, dy)
+  // inside the window; the down's serial.
+  uint32_t touch_down_at(int32_t id, int dx, int dy) {
+    input_->plug_touchscreen();
+    wl_touch* t = c_->track(wl_seat_get_touch(c_->seat));
+    wl_touch_add_listener(t, &touch_listener, c_);
+    settle();
+    int32_t wx = 0, wy = 0;
+    EXPECT_TRUE(origin_of(surface_, &wx, &wy));
+    input_->touch_down(id, wx + dx, wy + dy);
+    settle();
+    std::vector<Event> downs = only(c_->touch_events, "down");
+    EXPECT_EQ(downs.size(), 1u);
+    return downs.empty() ? 0 : downs.back().serial;
   }
   Point origin() {
     int32_t x = 0, y = 0;
@@ -161,6 +177,56 @@ TEST_F(WindowGrabTest, ResizeFromTheTopLeftKeepsTheBottomRightCornerStill) {
   EXPECT_EQ(origin(), Point(x_ + 30, y_ + 20));
 }
 
+// The pointer shows the grab: a closed hand while moving, the dragged edges' arrows while
+// resizing (the theme's own images, as Xcursor names them), the arrow again after.
+TEST_F(WindowGrabTest, ThePointerShowsWhatTheGrabDoes) {
+  std::string theme;
+  int32_t size = 0;
+  resolve_cursor_theme("", 0, &theme, &size);
+  CursorPixels move, nw, arrow;
+  ASSERT_TRUE(load_theme_cursor(theme, size, &move, PointerShape::move)) << theme;
+  ASSERT_TRUE(load_theme_cursor(theme, size, &nw, PointerShape::resize_nw)) << theme;
+  ASSERT_TRUE(load_theme_cursor(theme, size, &arrow)) << theme;
+  ASSERT_NE(move.source, arrow.source);
+  const Cursor& cursor = server_->seat().cursor();
+  auto shown = [&] { return cursor.theme_pixels() ? cursor.theme_pixels()->source : "(client)"; };
+
+  uint32_t serial = press_at(20, 10);
+  xdg_toplevel_move(win_->toplevel, c_->seat, serial);
+  settle();
+  ASSERT_NE(grab(), nullptr);
+  EXPECT_EQ(cursor.grab_shape(), PointerShape::move);
+  EXPECT_EQ(shown(), move.source);
+  EXPECT_NE(move.source.find("grabbing"), std::string::npos) << move.source;
+  // Drawn at the pointer minus the shape's own hotspot, at its size.
+  const DrawItem item = cursor.draw_item();
+  EXPECT_EQ(item.box, (Rect{x_ + 20 - move.hotspot_x, y_ + 10 - move.hotspot_y, move.width,
+                            move.height}));
+  EXPECT_EQ(cursor.hotspot_x(), move.hotspot_x);
+  input_->release(BTN_LEFT);
+  settle();
+  EXPECT_EQ(cursor.grab_shape(), std::nullopt);
+  EXPECT_EQ(shown(), arrow.source);  // the client set no cursor of its own
+
+  serial = press_at(2, 2);
+  xdg_toplevel_resize(win_->toplevel, c_->seat, serial, XDG_TOPLEVEL_RESIZE_EDGE_TOP_LEFT);
+  settle();
+  EXPECT_EQ(cursor.grab_shape(), PointerShape::resize_nw);
+  EXPECT_EQ(shown(), nw.source);
+  EXPECT_NE(nw.source.find("nw-resize"), std::string::npos) << nw.source;
+  input_->release(BTN_LEFT);
+  settle();
+  EXPECT_EQ(cursor.grab_shape(), std::nullopt);
+
+  // A finger's grab leaves the pointer alone.
+  xdg_toplevel_move(win_->toplevel, c_->seat, touch_down_at(1, 20, 10));
+  settle();
+  ASSERT_NE(grab(), nullptr);
+  EXPECT_EQ(cursor.grab_shape(), std::nullopt);
+  input_->touch_up(1);
+  settle();
+}
+
 TEST_F(WindowGrabTest, ResizeKeepsToTheClientsLimits) {
   xdg_toplevel_set_min_size(win_->toplevel, 60, 50);
   xdg_toplevel_set_max_size(win_->toplevel, 150, 0);
@@ -185,15 +251,7 @@ TEST_F(WindowGrabTest, ResizeKeepsToTheClientsLimits) {
 }
 
 TEST_F(WindowGrabTest, AFingerMovesTheWindowUntilItLifts) {
-  input_->plug_touchscreen();
-  wl_touch* t = c_->track(wl_seat_get_touch(c_->seat));
-  wl_touch_add_listener(t, &touch_listener, c_);
-  settle();
-  input_->touch_down(3, x_ + 20, y_ + 10);
-  settle();
-  std::vector<Event> downs = only(c_->touch_events, "down");
-  ASSERT_EQ(downs.size(), 1u);
-  xdg_toplevel_move(win_->toplevel, c_->seat, downs[0].serial);
+  xdg_toplevel_move(win_->toplevel, c_->seat, touch_down_at(3, 20, 10));
   settle();
   ASSERT_NE(grab(), nullptr);
   EXPECT_TRUE(grab()->touch());
