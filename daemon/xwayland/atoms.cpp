@@ -16,6 +16,7 @@ const char* const kNames[] = {
     "_NET_WM_WINDOW_TYPE_NORMAL", "_NET_WM_WINDOW_TYPE_DIALOG", "_NET_WM_WINDOW_TYPE_MENU",
     "_NET_WM_WINDOW_TYPE_POPUP_MENU", "_NET_WM_WINDOW_TYPE_DROPDOWN_MENU",
     "_NET_WM_WINDOW_TYPE_TOOLTIP", "_NET_CLOSE_WINDOW", "_NET_WM_MOVERESIZE", "WM_S0", "_NET_WM_CM_S0",
+    "WM_CHANGE_STATE", "_NET_WM_STATE_HIDDEN",
 };
 static_assert(sizeof kNames / sizeof kNames[0] == size_t(Atom::count));
 }  // namespace

@@ -4,9 +4,13 @@
 #include <xcb/xcb.h>
 
 #include <array>
+#include <cstdint>
 #include <string>
 
 namespace ferry::xwayland {
+
+// ICCCM 4.1.3.1: WM_STATE's state (and WM_CHANGE_STATE's request).
+constexpr uint32_t kWithdrawnState = 0, kNormalState = 1, kIconicState = 3;
 
 enum class Atom {
   WL_SURFACE_ID, WM_PROTOCOLS, WM_DELETE_WINDOW, WM_TAKE_FOCUS, WM_STATE, WM_CLASS,
@@ -16,7 +20,7 @@ enum class Atom {
   _NET_CLIENT_LIST, _NET_WM_WINDOW_TYPE, _NET_WM_WINDOW_TYPE_NORMAL,
   _NET_WM_WINDOW_TYPE_DIALOG, _NET_WM_WINDOW_TYPE_MENU, _NET_WM_WINDOW_TYPE_POPUP_MENU,
   _NET_WM_WINDOW_TYPE_DROPDOWN_MENU, _NET_WM_WINDOW_TYPE_TOOLTIP, _NET_CLOSE_WINDOW,
-  _NET_WM_MOVERESIZE, WM_S0, _NET_WM_CM_S0, count,
+  _NET_WM_MOVERESIZE, WM_S0, _NET_WM_CM_S0, WM_CHANGE_STATE, _NET_WM_STATE_HIDDEN, count,
 };
 
 class Atoms {

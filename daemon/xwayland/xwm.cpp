@@ -115,7 +115,8 @@ bool Wm::setup(UniqueFd fd, const Cookie& cookie, std::string* error) {
   std::vector<xcb_atom_t> supported;
   for (Atom a : {Atom::_NET_SUPPORTED, Atom::_NET_SUPPORTING_WM_CHECK, Atom::_NET_WM_NAME,
                  Atom::_NET_WM_PID, Atom::_NET_WM_STATE, Atom::_NET_WM_STATE_FULLSCREEN,
-                 Atom::_NET_WM_STATE_FOCUSED, Atom::_NET_ACTIVE_WINDOW, Atom::_NET_CLIENT_LIST,
+                 Atom::_NET_WM_STATE_FOCUSED, Atom::_NET_WM_STATE_HIDDEN,
+                 Atom::_NET_ACTIVE_WINDOW, Atom::_NET_CLIENT_LIST,
                  Atom::_NET_CLOSE_WINDOW, Atom::_NET_WM_MOVERESIZE, Atom::_NET_WM_WINDOW_TYPE})
     supported.push_back(atoms_[a]);
   xcb_change_property(conn_, XCB_PROP_MODE_REPLACE, root_, atoms_[Atom::_NET_SUPPORTED],
@@ -353,7 +354,14 @@ void Wm::client_message(xcb_client_message_event_t* ev) {
       bool on = action == 1 || (action == 2 && !w->fullscreen());
       w->set_fullscreen(on);
     }
+  } else if (ev->type == atoms_[Atom::WM_CHANGE_STATE] && w) {
+    // ICCCM 4.1.4: IconicState asks to be iconified (XIconifyWindow, xdotool
+    // windowminimize). As for xdg toplevels, only while a taskbar can bring it back.
+    if (ev->data.data32[0] != kIconicState) return;
+    if (server_.taskbars() > 0) w->request_minimized(true);
+    else log_debug("xwayland: window 0x%x: iconify ignored (no taskbar)", w->id());
   } else if (ev->type == atoms_[Atom::_NET_ACTIVE_WINDOW] && w) {
+    if (w->window_state().minimized) w->request_minimized(false);
     if (w->view() && w->view()->mapped() && !w->override_redirect()) {
       server_.scene().raise(w->view());
       server_.seat().focus_view(w->view());

@@ -21,8 +21,7 @@ namespace ferry::xwayland {
 namespace {
 
 constexpr const char* kRole = "xwayland_surface";
-// ICCCM WM_STATE values and WM_NORMAL_HINTS / WM_HINTS flags.
-constexpr uint32_t kWithdrawnState = 0, kNormalState = 1;
+// ICCCM WM_NORMAL_HINTS / WM_HINTS flags.
 constexpr uint32_t kUSPosition = 1, kPPosition = 4, kPMinSize = 16, kPMaxSize = 32;
 constexpr uint32_t kInputHint = 1;
 
@@ -93,7 +92,9 @@ Window::~Window() {
 }
 
 void Window::drop_view() {
-  const bool was_mapped = view_ && view_->mapped();
+  // A minimized window's view is unmapped, but taskbars still list it.
+  const bool was_mapped = view_ && (view_->mapped() || minimized_);
+  minimized_ = false;
   wm_.server().seat().cancel_window_grab(*this);
   view_.reset();
   if (was_mapped) wl_signal_emit_mutable(&on_unmap, this);
@@ -237,9 +238,8 @@ void Window::manage() {
     y_ = box.y + std::max(0, (box.height - h_) / 2);
   }
   send_configure();
-  uint32_t state[2] = {kNormalState, XCB_WINDOW_NONE};
-  xcb_change_property(wm_.conn(), XCB_PROP_MODE_REPLACE, id_, wm_.atoms()[Atom::WM_STATE],
-                      wm_.atoms()[Atom::WM_STATE], 32, 2, state);
+  minimized_ = false;
+  write_wm_state(kNormalState);
   write_net_wm_state();
   uint32_t above = XCB_STACK_MODE_ABOVE;
   xcb_configure_window(wm_.conn(), id_, XCB_CONFIG_WINDOW_STACK_MODE, &above);
@@ -301,11 +301,7 @@ void Window::set_geometry(int32_t x, int32_t y, int32_t w, int32_t h) {
 void Window::x_mapped(bool mapped) {
   mapped_ = mapped;
   if (!mapped) {
-    if (managed_) {
-      uint32_t state[2] = {kWithdrawnState, XCB_WINDOW_NONE};
-      xcb_change_property(wm_.conn(), XCB_PROP_MODE_REPLACE, id_, wm_.atoms()[Atom::WM_STATE],
-                          wm_.atoms()[Atom::WM_STATE], 32, 2, state);
-    }
+    if (managed_) write_wm_state(kWithdrawnState);
     managed_ = false;
     // Xwayland destroys the window's wl_surface now; the next map brings a new one.
     surface_destroy_.disconnect();
@@ -343,7 +339,7 @@ void Window::set_surface(Surface* surface) {
 void Window::update_view() {
   if (!view_) return;
   view_->set_position(x_, y_);
-  bool show = mapped_ && surface_ && surface_->has_content();
+  bool show = mapped_ && surface_ && surface_->has_content() && !minimized_;
   if (show && !view_->mapped()) {
     view_->map();
     // New windows go on top; a focusable one got the keyboard focus from the seat
@@ -352,18 +348,37 @@ void Window::update_view() {
   } else if (!show && view_->mapped()) {
     view_->unmap();
     wm_.server().seat().cancel_window_grab(*this);
-    wl_signal_emit_mutable(&on_unmap, this);
+    if (!minimized_) wl_signal_emit_mutable(&on_unmap, this);  // a minimized one stays listed
   }
+}
+
+void Window::write_wm_state(uint32_t state) {
+  uint32_t value[2] = {state, XCB_WINDOW_NONE};
+  xcb_change_property(wm_.conn(), XCB_PROP_MODE_REPLACE, id_, wm_.atoms()[Atom::WM_STATE],
+                      wm_.atoms()[Atom::WM_STATE], 32, 2, value);
+}
+
+void Window::request_minimized(bool on) {
+  if (on == minimized_ || override_redirect_ || !managed_) return;
+  if (on && !(view_ && view_->mapped())) return;
+  minimized_ = on;
+  write_wm_state(on ? kIconicState : kNormalState);
+  write_net_wm_state();
+  update_view();  // unmaps the view (the seat's focus moves on), or maps and raises it
+  log_debug("xwayland: window 0x%x %s", id_, on ? "minimized" : "restored");
+  wl_signal_emit_mutable(&on_state, this);
 }
 
 void Window::write_net_wm_state() {
   std::vector<xcb_atom_t> states;
   if (fullscreen_) states.push_back(wm_.atoms()[Atom::_NET_WM_STATE_FULLSCREEN]);
+  if (minimized_) states.push_back(wm_.atoms()[Atom::_NET_WM_STATE_HIDDEN]);
   xcb_change_property(wm_.conn(), XCB_PROP_MODE_REPLACE, id_, wm_.atoms()[Atom::_NET_WM_STATE],
                       XCB_ATOM_ATOM, 32, uint32_t(states.size()), states.data());
 }
 
 void Window::set_fullscreen(bool on) {
+  if (on) request_minimized(false);
   if (on == fullscreen_) {
     write_net_wm_state();
     return;

@@ -44,8 +44,11 @@ class WindowView final : public View {
 };
 
 // A managed X11 window as taskbars see it (ToplevelWindow): title, WM_CLASS as app_id,
-// activated and fullscreen (X11 windows have no maximized state in ferry: asking for it
-// does nothing); close is WM_DELETE_WINDOW or XKillClient. Programs that draw their own
+// activated, fullscreen and minimized (X11 windows have no maximized state in ferry:
+// asking for it does nothing); close is WM_DELETE_WINDOW or XKillClient. Minimized (by a
+// taskbar, or by the client's WM_CHANGE_STATE IconicState while a taskbar runs), the
+// window stays mapped in X, its WM_STATE Iconic and _NET_WM_STATE hidden, and its view
+// leaves the scene; activating it, or a new MapRequest, restores it. Programs that draw their own
 // title bars move and resize it with _NET_WM_MOVERESIZE (GrabbableWindow: the WM
 // configures the X window at once, within WM_NORMAL_HINTS' min and max sizes).
 class Window final : public ToplevelWindow, public GrabbableWindow {
@@ -72,11 +75,12 @@ class Window final : public ToplevelWindow, public GrabbableWindow {
   Surface* surface() const { return surface_; }
   const std::string& app_id() const override { return app_id_; }
   const std::string& title() const override { return title_; }
-  State window_state() const override { return {false, activated_, fullscreen_}; }
+  State window_state() const override { return {false, activated_, fullscreen_, minimized_}; }
   View* window_view() const override;
   void request_maximized(bool) override {}
   void request_fullscreen(bool on, Output*) override { set_fullscreen(on); }
   void request_close() override { close(); }
+  void request_minimized(bool on) override;
   // The seat (de)activated the window's view.
   void set_activated(bool activated);
   pid_t pid() const { return pid_; }
@@ -125,6 +129,7 @@ class Window final : public ToplevelWindow, public GrabbableWindow {
   void drop_view();         // destroys the view (on_unmap if it was mapped)
   void send_configure();    // ConfigureWindow with the current geometry + synthetic notify
   void write_net_wm_state();
+  void write_wm_state(uint32_t state);  // ICCCM WM_STATE (kNormalState...), no icon window
   void read_pid();
   void read_pid_from_x();
 
@@ -136,6 +141,7 @@ class Window final : public ToplevelWindow, public GrabbableWindow {
   bool managed_ = false; // through MapRequest
   bool fullscreen_ = false;
   bool activated_ = false;
+  bool minimized_ = false;
   int32_t saved_x_ = 0, saved_y_ = 0, saved_w_ = 0, saved_h_ = 0;
   std::string app_id_, title_;
   pid_t pid_ = 0;

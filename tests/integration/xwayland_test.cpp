@@ -23,6 +23,7 @@
 
 #include "harness.hpp"
 #include "taskbar.hpp"
+#include "x11_props.hpp"
 #include "util/region.hpp"
 
 using namespace std::chrono_literals;
@@ -293,29 +294,6 @@ uint32_t mapped_id(Child& c) {
   return at == std::string::npos ? 0 : uint32_t(std::strtoul(log.c_str() + at + 7, nullptr, 16));
 }
 
-// Reads one WINDOW-typed root property (_NET_ACTIVE_WINDOW).
-uint32_t root_window_property(xcb_connection_t* c, const char* name) {
-  xcb_screen_t* screen = xcb_setup_roots_iterator(xcb_get_setup(c)).data;
-  xcb_intern_atom_reply_t* a =
-      xcb_intern_atom_reply(c, xcb_intern_atom(c, 0, uint16_t(std::strlen(name)), name), nullptr);
-  if (!a) return ~0u;
-  xcb_get_property_reply_t* r = xcb_get_property_reply(
-      c, xcb_get_property(c, 0, screen->root, a->atom, XCB_ATOM_WINDOW, 0, 1), nullptr);
-  std::free(a);
-  uint32_t v = r && xcb_get_property_value_length(r) == 4
-                   ? *static_cast<uint32_t*>(xcb_get_property_value(r))
-                   : ~0u;
-  std::free(r);
-  return v;
-}
-
-uint32_t input_focus(xcb_connection_t* c) {
-  xcb_get_input_focus_reply_t* r = xcb_get_input_focus_reply(c, xcb_get_input_focus(c), nullptr);
-  uint32_t v = r ? r->focus : ~0u;
-  std::free(r);
-  return v;
-}
-
 TEST_F(Xwayland, FocusStackingAndOverrideRedirectFollowFerry) {
   Child a = f_.run_client({test_client(), "--position", "100,100", "--color", "ff0000"}, "a");
   uint32_t a_id = mapped_id(a);
@@ -418,6 +396,64 @@ TEST_F(Xwayland, TaskbarListsManagedX11WindowsAndClosesThem) {
   EXPECT_TRUE(until([&] { return h.closed; })) << f_.log();
   EXPECT_GE(win.wait(10s), 0) << "the client did not exit";
   EXPECT_EQ(tb.handles.size(), 1u);
+}
+
+// Minimizing an X11 window: the client's own request (XIconifyWindow: xdotool
+// windowminimize) only while a taskbar runs, as for xdg toplevels; the taskbar sees it
+// minimized, ICCCM's WM_STATE says Iconic, the window leaves the screen, and activating it
+// from the taskbar brings it back.
+TEST_F(Xwayland, IconifiedWindowsWaitInTheTaskbar) {
+  Child win = f_.run_client({test_client(), "--class", "Icon", "--position", "100,100",
+                             "--size", "120x90", "--color", "00ff00"}, "icon");
+  uint32_t id = mapped_id(win);
+  ASSERT_NE(id, 0u) << win.log() << f_.log();
+  Image img;
+  ASSERT_TRUE(grab_until([&](const Image& i) {
+    return share_of(i, {100, 100, 120, 90}, {0, 255, 0}) > 0.99;
+  }, &img)) << f_.log();
+  xcb_connection_t* x = connect_x();
+  auto wm_state = [&] {
+    std::vector<uint32_t> v = property_words(x, id, "WM_STATE");
+    return v.empty() ? ~0u : v[0];
+  };
+  EXPECT_EQ(wm_state(), 1u);  // NormalState
+  // Without a taskbar: ignored. The move after it reaches the WM after it, so once the
+  // window shows at its new place the request has been handled.
+  run({"xdotool", "windowminimize", std::to_string(id)});
+  run({"xdotool", "windowmove", std::to_string(id), "200", "150"});
+  const Rect box{200, 150, 120, 90};
+  ASSERT_TRUE(grab_until([&](const Image& i) { return share_of(i, box, {0, 255, 0}) > 0.99; },
+                         &img)) << f_.log();
+  EXPECT_EQ(wm_state(), 1u);
+
+  std::string err;
+  auto bar = WlClient::connect(f_.socket_path(), &err);
+  ASSERT_TRUE(bar) << err;
+  Taskbar tb;
+  ASSERT_NE(bind_taskbar(*bar, tb), nullptr);
+  auto until = [&](auto pred) {
+    return wait_until([&] { return bar->roundtrip() >= 0 && pred(); }, 30s);
+  };
+  ASSERT_TRUE(until([&] { return !tb.handles.empty() && tb.handles[0]->done > 0; }));
+  HandleLog& h = *tb.handles[0];
+  run({"xdotool", "windowminimize", std::to_string(id)});
+  EXPECT_TRUE(until([&] { return h.has(ZWLR_FOREIGN_TOPLEVEL_HANDLE_V1_STATE_MINIMIZED); }))
+      << f_.log();
+  EXPECT_TRUE(wait_until([&] { return wm_state() == 3u; }, 10s)) << wm_state();  // Iconic
+  EXPECT_TRUE(grab_until([&](const Image& i) { return share_of(i, box, {0, 255, 0}) == 0; },
+                         &img)) << "the minimized window is still on screen";
+  EXPECT_FALSE(h.closed);
+
+  auto* seat = static_cast<wl_seat*>(bar->bind(&wl_seat_interface, 1));
+  ASSERT_NE(seat, nullptr);
+  zwlr_foreign_toplevel_handle_v1_activate(h.handle, seat);
+  EXPECT_TRUE(until([&] { return !h.has(ZWLR_FOREIGN_TOPLEVEL_HANDLE_V1_STATE_MINIMIZED) &&
+                                 h.has(ZWLR_FOREIGN_TOPLEVEL_HANDLE_V1_STATE_ACTIVATED); }))
+      << f_.log();
+  EXPECT_TRUE(wait_until([&] { return wm_state() == 1u; }, 10s));
+  EXPECT_TRUE(grab_until([&](const Image& i) { return share_of(i, box, {0, 255, 0}) > 0.99; },
+                         &img)) << f_.log();
+  xcb_disconnect(x);
 }
 
 // xdotool (Debian's, through EWMH and plain X requests, as scripts and games' launchers use
