@@ -29,14 +29,18 @@ void WindowSwitcher::step(int direction) {
   // address against the scene's, never dereferenced before that.
   std::vector<View*> kept;
   const std::vector<View*>& all = server_.scene().views();
+  bool current_gone = false;
   for (size_t i = 0; i < cycle_.size(); ++i) {
     if (std::find(all.begin(), all.end(), cycle_[i]) == all.end() || !cycle_[i]->mapped()) {
       if (i < index_) --index_;
+      else if (i == index_) current_gone = true;  // index_ names the window after it now
       continue;
     }
     kept.push_back(cycle_[i]);
   }
   cycle_ = std::move(kept);
+  // So that the step below lands on the window after (or before) the one that went.
+  if (current_gone && !cycle_.empty()) index_ = (index_ + cycle_.size() - 1) % cycle_.size();
   if (cycle_.empty()) {
     cycle_ = candidates();
     index_ = 0;

@@ -137,6 +137,31 @@ TEST_F(Bindings, AltTabWalksDownTheStackAndShiftWalksBack) {
   dev_->key_up(KEY_LEFTALT);
 }
 
+TEST_F(Bindings, TheCycleGoesOnPastTheWindowThatWent) {
+  configure("");
+  App a = open_app();
+  App b = open_app();
+  App c = open_app();
+  App d = open_app();
+  dev_->key_down(KEY_LEFTALT);
+  dev_->key(KEY_TAB);  // d -> c
+  settle();
+  ASSERT_TRUE(focused(c));
+  wl_surface_attach(c.window->surface, nullptr, 0, 0);  // the window visited now unmaps
+  wl_surface_commit(c.window->surface);
+  ASSERT_TRUE(roundtrip(*c.client));
+  dev_->key(KEY_TAB);  // on to b, the one after c
+  settle();
+  EXPECT_TRUE(focused(b));
+  dev_->key(KEY_TAB);
+  settle();
+  EXPECT_TRUE(focused(a));
+  dev_->key(KEY_TAB);  // round to the top: d
+  settle();
+  EXPECT_TRUE(focused(d));
+  dev_->key_up(KEY_LEFTALT);
+}
+
 TEST_F(Bindings, TheFocusedWindowIsClosedMaximizedAndMadeFullscreen) {
   configure("[input.bindings]\n\"Super+Up\" = \"maximize\"\n\"Super+f\" = \"fullscreen\"\n");
   App a = open_app();
