@@ -53,6 +53,17 @@ class Bindings : public SeatTest {
     View* v = server_->seat().focused_view();
     return v && &v->surface() == a.surface;
   }
+  // The app's window unmaps (a null buffer), as a window closing does.
+  void unmap(App& a) {
+    wl_surface_attach(a.window->surface, nullptr, 0, 0);
+    wl_surface_commit(a.window->surface);
+    ASSERT_TRUE(roundtrip(*a.client));
+  }
+  // Tab pressed and released (within a walk while Alt is held).
+  void tab() {
+    dev_->key(KEY_TAB);
+    settle();
+  }
   bool on_top(const App& a) {
     View* v = server_->scene().top_view();
     return v && &v->surface() == a.surface;
@@ -128,11 +139,8 @@ TEST_F(Bindings, AltTabWalksDownTheStackAndShiftWalksBack) {
   dev_->key(KEY_TAB);  // c -> b
   settle();
   ASSERT_TRUE(focused(b));
-  wl_surface_attach(a.window->surface, nullptr, 0, 0);  // a unmaps
-  wl_surface_commit(a.window->surface);
-  ASSERT_TRUE(roundtrip(*a.client));
-  dev_->key(KEY_TAB);  // a is gone: back to c
-  settle();
+  unmap(a);
+  tab();  // a is gone: back to c
   EXPECT_TRUE(focused(c));
   dev_->key_up(KEY_LEFTALT);
 }
@@ -144,20 +152,14 @@ TEST_F(Bindings, TheCycleGoesOnPastTheWindowThatWent) {
   App c = open_app();
   App d = open_app();
   dev_->key_down(KEY_LEFTALT);
-  dev_->key(KEY_TAB);  // d -> c
-  settle();
+  tab();  // d -> c
   ASSERT_TRUE(focused(c));
-  wl_surface_attach(c.window->surface, nullptr, 0, 0);  // the window visited now unmaps
-  wl_surface_commit(c.window->surface);
-  ASSERT_TRUE(roundtrip(*c.client));
-  dev_->key(KEY_TAB);  // on to b, the one after c
-  settle();
+  unmap(c);  // the window the walk is on goes
+  tab();     // on to b, the one after c
   EXPECT_TRUE(focused(b));
-  dev_->key(KEY_TAB);
-  settle();
+  tab();
   EXPECT_TRUE(focused(a));
-  dev_->key(KEY_TAB);  // round to the top: d
-  settle();
+  tab();  // round to the top: d
   EXPECT_TRUE(focused(d));
   dev_->key_up(KEY_LEFTALT);
 }
