@@ -130,8 +130,8 @@ struct OutputStats {
   uint64_t rects_drawn = 0;       // damage rectangles drawn
   uint64_t render_passes = 0;     // multipass batches (S4)
   uint64_t rects_copied = 0;      // opaque rectangles copied instead of drawn
-  uint64_t rects_written = 0;     // opaque rectangles written from a client's shm buffer
-                                  // whose upload waited (Surface::upload_waiting)
+  uint64_t rects_written = 0;     // rectangles written from a client's shm buffer whose
+                                  // upload waited (Surface::upload_waiting)
   uint64_t direct_scanout = 0;    // frames shown from a client buffer without composition
   uint64_t carrier_scanout = 0;   // of those: from an offloaded frame's dmabuf carrier
   uint64_t overlay_frames = 0;    // composed frames with a client buffer on an overlay plane

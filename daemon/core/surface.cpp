@@ -309,8 +309,23 @@ bool Surface::upload_may_wait(const ShmBuffer& buffer, const Region& upload,
       current_.viewport.has_src || current_.viewport.has_dst)
     return false;
   Region translucent(Rect{0, 0, width_, height_});
-  translucent.subtract(current_.opaque);
-  return texture_->opaque() || translucent.empty();
+  if (!texture_->opaque()) translucent.subtract(current_.opaque);
+  else translucent.clear();
+  if (translucent.empty()) return true;
+  // Translucent pixels are written blended over the background colour: only where no
+  // other surface lies beneath them (Renderer::can_write_unuploaded decides per frame; this
+  // spares the wait where it would say no).
+  const std::vector<SceneItem> items = server_.scene().collect();
+  auto self = std::find_if(items.begin(), items.end(),
+                           [&](const SceneItem& it) { return it.surface == this; });
+  if (self == items.end()) return false;
+  translucent.translate(self->box.x, self->box.y);
+  for (auto it = items.begin(); it != self; ++it) {
+    Region overlap = translucent;
+    overlap.intersect(it->box);
+    if (!overlap.empty()) return false;
+  }
+  return true;
 }
 
 ShmBuffer* Surface::upload_waiting() const {

@@ -421,6 +421,10 @@ FrameStats Renderer::render(const RenderTarget& target, const FrameInput& frame)
       layout_to_framebuffer(bg_layout, frame.output_box, frame.scale, frame.transform);
   bg_region.intersect(fb_damage);
 
+  // Items whose upload waits: their pixels written from the client's memory, before
+  // everything else (what they cover of the background is not filled).
+  write_unuploaded_parts(target, frame, l2f, clips, opaque_clips, bg_region, stats);
+
   // Translucent parts with nothing but the background beneath (bottom to top: what no
   // lower item draws) are composed over the background colour in the shader, without
   // blending: no fill under them and no framebuffer read, the same sums as the blend.
@@ -445,7 +449,6 @@ FrameStats Renderer::render(const RenderTarget& target, const FrameInput& frame)
     drawn_below.add(opaque_clips[i]);
   }
 
-  write_unuploaded_parts(target, frame, l2f, opaque_clips, stats);
   copy_opaque_parts(target, frame, l2f, opaque_clips, stats);
 
   // Background colour fill (S4 colour fill) over the rest of the damage nothing opaque covers.

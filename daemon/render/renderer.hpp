@@ -130,8 +130,9 @@ struct DrawItem {
   // it (items lower down, the background) is drawn there.
   Region opaque;
   // The shm buffer whose pixels 'texture' does not have yet (its upload waits:
-  // Surface::upload_waiting): its opaque parts are written from the client's memory straight
-  // into the target, before any draw of the frame. Set only where
+  // Surface::upload_waiting): its pixels are written from the client's memory straight
+  // into the target (translucent ones blended over the background), before any draw of
+  // the frame. Set only where
   // Renderer::can_write_unuploaded says every visible pixel of it can be written so.
   ShmBuffer* unuploaded = nullptr;
 };
@@ -154,7 +155,7 @@ struct FrameStats {
   // Opaque rectangles copied from their surface's texture instead of drawn
   // (Renderer::copy_opaque_parts).
   uint32_t copies = 0;
-  // Opaque rectangles written from a client's shm buffer whose upload waits
+  // Rectangles written from a client's shm buffer whose upload waits
   // (DrawItem::unuploaded, Renderer::write_unuploaded_parts).
   uint32_t writes = 0;
 };
@@ -202,8 +203,9 @@ class Renderer {
   // format, which that frame can write straight from the buffer (can_write_unuploaded).
   static bool upload_can_wait(const SurfaceTexture* tex, const Buffer& buffer);
   // Whether 'item' (with 'unuploaded' set) can be written into 'target' from the client's
-  // memory: every pixel it shows is opaque and maps 1:1 onto the framebuffer with an
-  // integral offset, and the target is a BGRA texture whose alpha means nothing
+  // memory: every pixel it shows maps 1:1 onto the framebuffer with an integral offset,
+  // nothing of frame.items (the items below it) lies under its translucent pixels (they are
+  // blended over the background colour), and the target is a BGRA texture whose alpha means nothing
   // (RenderTarget::write_texture). Off with the copies (set_copy_opaque).
   bool can_write_unuploaded(const RenderTarget& target, const FrameInput& frame,
                             const DrawItem& item) const;
@@ -287,7 +289,8 @@ class Renderer {
   void copy_opaque_parts(const RenderTarget& target, const FrameInput& frame, const Mat3& l2f,
                          std::vector<Region>& opaque_clips, FrameStats& stats);
   void write_unuploaded_parts(const RenderTarget& target, const FrameInput& frame,
-                              const Mat3& l2f, std::vector<Region>& opaque_clips,
+                              const Mat3& l2f, std::vector<Region>& clips,
+                              std::vector<Region>& opaque_clips, Region& bg_region,
                               FrameStats& stats);
   // Uniform locations of a linked program, looked up once (not per draw).
   struct Uniforms {
@@ -330,6 +333,7 @@ class Renderer {
   GLuint vbo_ = 0, vao_ = 0;
   GLuint nearest_sampler_ = 0;  // for draws that map pixels 1:1 onto texels
   GLuint copy_fbo_ = 0;         // read framebuffer of copy_opaque_parts
+  std::vector<uint32_t> write_scratch_;  // translucent pixels blended by write_unuploaded_parts
   bool bgra_upload_ = false;  // GL_EXT_texture_format_BGRA8888
   bool bgra_read_ = false;    // GL_EXT_read_format_bgra
   uint64_t dmabuf_imports_ = 0;  // last id given to a dmabuf import (renderer_dmabuf.cpp)

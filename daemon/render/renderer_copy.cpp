@@ -7,7 +7,9 @@
 #include <drm_fourcc.h>
 #include <GLES2/gl2ext.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "core/buffer.hpp"
 #include "render/renderer_internal.hpp"
@@ -55,6 +57,34 @@ bool inside_texels(const std::vector<Rect>& rects, int32_t dx, int32_t dy,
 
 }  // namespace
 
+uint32_t render_internal::background_bgra(const float rgba[4]) {
+  auto byte = [](float c) { return uint32_t(std::lround(std::clamp(c, 0.0f, 1.0f) * 255.0f)); };
+  return 0xff000000u | byte(rgba[0]) << 16 | byte(rgba[1]) << 8 | byte(rgba[2]);
+}
+
+void render_internal::blend_row_over(const uint8_t* src, uint32_t bg, uint32_t* dst,
+                                     int32_t width) {
+  // Two channels per 32-bit word, in 16-bit lanes: (B, R) and (G, A). bg * (255 - a) / 255
+  // rounded as x = v + 128, (x + (x >> 8)) >> 8 does; the sum saturates per channel (a
+  // pixel brighter than its alpha, which premultiplied data should not have, clamps as the
+  // GL blend does). The result's alpha is 1: the background is opaque.
+  const uint32_t bg_br = bg & 0x00ff00ffu, bg_ga = (bg >> 8) & 0x00ff00ffu;
+  for (int32_t x = 0; x < width; ++x) {
+    uint32_t s;
+    std::memcpy(&s, src + size_t(x) * 4, 4);
+    const uint32_t inv = 255u - (s >> 24);
+    uint32_t br = bg_br * inv + 0x00800080u;
+    br = ((br + ((br >> 8) & 0x00ff00ffu)) >> 8) & 0x00ff00ffu;
+    uint32_t ga = bg_ga * inv + 0x00800080u;
+    ga = ((ga + ((ga >> 8) & 0x00ff00ffu)) >> 8) & 0x00ff00ffu;
+    br += s & 0x00ff00ffu;
+    ga += (s >> 8) & 0x00ff00ffu;
+    br |= ((br & 0x01000100u) >> 8) * 0xffu;  // a carry out of a lane: 255
+    ga |= ((ga & 0x01000100u) >> 8) * 0xffu;
+    dst[x] = (br & 0x00ff00ffu) | ((ga & 0x000000ffu) << 8) | 0xff000000u;
+  }
+}
+
 bool Renderer::upload_can_wait(const SurfaceTexture* tex, const Buffer& buffer) {
   return tex && copyable(*tex) && tex->width() == buffer.width() &&
          tex->height() == buffer.height() && tex->drm_format() == buffer.drm_format();
@@ -66,10 +96,17 @@ bool Renderer::can_write_unuploaded(const RenderTarget& target, const FrameInput
       !it.unuploaded || !drawable(it) || it.alpha < 1.0f || !copyable(*it.texture) ||
       !upload_can_wait(it.texture, *it.unuploaded))
     return false;
-  if (!it.texture->opaque()) {  // the client's opaque region must cover all of it
-    Region uncovered(it.box);
-    uncovered.subtract(it.opaque);
-    if (!uncovered.empty()) return false;
+  Region translucent(it.box);
+  if (!it.texture->opaque()) translucent.subtract(it.opaque);
+  translucent.intersect(frame.output_box);
+  // Its translucent pixels are blended over the background colour on the CPU: nothing
+  // lower down may show there (frame.items holds the items below it).
+  for (const DrawItem& below : frame.items) {
+    if (translucent.empty()) break;
+    if (!drawable(below)) continue;
+    Region overlap = translucent;
+    overlap.intersect(below.box);
+    if (!overlap.empty()) return false;
   }
   const Mat3 l2f = layout_to_fb(frame.output_box, frame.scale, frame.transform);
   int32_t dx = 0, dy = 0;
@@ -79,24 +116,32 @@ bool Renderer::can_write_unuploaded(const RenderTarget& target, const FrameInput
   return inside_texels(shown.rects(), dx, dy, *it.texture);
 }
 
-// An item whose upload waits has its opaque parts (all of what it shows: can_write_unuploaded)
-// written from the client's buffer with glTexSubImage2D into the target's texture: on
-// llvmpipe a row-by-row memcpy, the same work as the upload it replaces, and the copy from
-// the texture into the frame is not needed. Before every draw, like the copies. When the
-// client's memory cannot be read (its file shrank: the client got its error), the copy from
-// the texture's older pixels takes the part instead.
+// An item whose upload waits (can_write_unuploaded) is written from the client's buffer
+// with glTexSubImage2D into the target's texture, before every draw of the frame: its
+// opaque parts as they are (on llvmpipe a row-by-row memcpy, the same work as the upload
+// it replaces), its translucent parts blended over the background colour here (nothing
+// lower down shows there). Neither the copy nor the draw from the texture is then needed,
+// nor the background fill beneath: a frame of one such window wakes no rasteriser thread.
+// When the client's memory cannot be read (its file shrank: the client got its error),
+// the texture's older pixels take the part instead.
 void Renderer::write_unuploaded_parts(const RenderTarget& target, const FrameInput& frame,
-                                      const Mat3& l2f, std::vector<Region>& opaque_clips,
+                                      const Mat3& l2f, std::vector<Region>& clips,
+                                      std::vector<Region>& opaque_clips, Region& bg_region,
                                       FrameStats& stats) {
   if (!target.write_texture || !target.bgra || !target.opaque) return;
+  const uint32_t bg = background_bgra(frame.background);
   bool bound = false;
   for (size_t i = 0; i < frame.items.size(); ++i) {
     const DrawItem& it = frame.items[i];
-    if (!it.unuploaded || !drawable(it) || opaque_clips[i].empty()) continue;
+    if (!it.unuploaded || !drawable(it)) continue;
+    if (opaque_clips[i].empty() && clips[i].empty()) continue;
     int32_t dx = 0, dy = 0;
     if (!maps_by_offset(it, l2f, &dx, &dy)) continue;
-    std::vector<Rect> rects = opaque_clips[i].rects();
-    if (!inside_texels(rects, dx, dy, *it.texture)) continue;
+    const std::vector<Rect> opaque = opaque_clips[i].rects();
+    const std::vector<Rect> translucent = clips[i].rects();
+    if (!inside_texels(opaque, dx, dy, *it.texture) ||
+        !inside_texels(translucent, dx, dy, *it.texture))
+      continue;
     ShmBuffer& shm = *it.unuploaded;
     const int64_t start = now_ns();
     const uint8_t* data = shm.begin_access();
@@ -108,22 +153,34 @@ void Renderer::write_unuploaded_parts(const RenderTarget& target, const FrameInp
     }
     glPixelStorei(GL_UNPACK_ROW_LENGTH, shm.stride() / 4);
     uint64_t bytes = 0;
-    for (const Rect& r : rects) {
+    for (const Rect& r : opaque) {
       glPixelStorei(GL_UNPACK_SKIP_PIXELS, r.x + dx);
       glPixelStorei(GL_UNPACK_SKIP_ROWS, r.y + dy);
       glTexSubImage2D(GL_TEXTURE_2D, 0, r.x, r.y, r.width, r.height, GL_BGRA_EXT,
                       GL_UNSIGNED_BYTE, data);
       bytes += uint64_t(r.width) * uint64_t(r.height) * 4;
     }
+    glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
+    glPixelStorei(GL_UNPACK_SKIP_PIXELS, 0);
+    glPixelStorei(GL_UNPACK_SKIP_ROWS, 0);
+    for (const Rect& r : translucent) {
+      write_scratch_.resize(size_t(r.width) * size_t(r.height));
+      const uint8_t* row = data + size_t(r.y + dy) * size_t(shm.stride()) + size_t(r.x + dx) * 4;
+      for (int32_t y = 0; y < r.height; ++y, row += shm.stride())
+        blend_row_over(row, bg, write_scratch_.data() + size_t(y) * size_t(r.width), r.width);
+      glTexSubImage2D(GL_TEXTURE_2D, 0, r.x, r.y, r.width, r.height, GL_BGRA_EXT,
+                      GL_UNSIGNED_BYTE, write_scratch_.data());
+      bytes += uint64_t(r.width) * uint64_t(r.height) * 4;
+    }
     (void)shm.end_access();  // a fault read zeros, and the client got its error
     upload_stats_.record(now_ns() - start, bytes);
-    stats.writes += uint32_t(rects.size());
+    stats.writes += uint32_t(opaque.size() + translucent.size());
     opaque_clips[i].clear();
+    bg_region.subtract(clips[i]);
+    clips[i].clear();
   }
   if (!bound) return;
   glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
-  glPixelStorei(GL_UNPACK_SKIP_PIXELS, 0);
-  glPixelStorei(GL_UNPACK_SKIP_ROWS, 0);
 }
 
 // The opaque parts of 8-bit BGRA surfaces drawn 1:1 are copied, not drawn: a

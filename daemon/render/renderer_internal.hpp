@@ -20,6 +20,14 @@ Mat3 item_fb_to_tex(const DrawItem& it, const Mat3& l2f);
 // The item has a texture and a non-empty source.
 bool drawable(const DrawItem& it);
 
+// The frame's background colour as an opaque B, G, R, A pixel (each channel rounded to
+// its 8-bit level, as the fill draws it).
+uint32_t background_bgra(const float rgba[4]);
+
+// One row of premultiplied 8-bit B, G, R, A pixels blended over the opaque pixel 'bg'
+// (source over, as the GL blend ONE, ONE_MINUS_SRC_ALPHA) into 'dst' (alpha 1).
+void blend_row_over(const uint8_t* src, uint32_t bg, uint32_t* dst, int32_t width);
+
 // The compute unpack's block (BW x BH pixels per invocation) and workgroup (LX x LY
 // invocations): 8x2 blocks in 32x2 groups were the fastest shape on llvmpipe
 // (docs/benchmarks.md); the block origin is aligned to 4 x 2 pixels (words, chroma rows).

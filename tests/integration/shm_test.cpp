@@ -7,6 +7,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstring>
 
@@ -357,17 +358,36 @@ TEST_F(ShmTest, WriteSealedMemfdIsShownButNotCapturedInto) {
 // (--stats "written"), and the buffer goes back to its client when the next commit comes
 // or, without one, at the next vblank. FERRY_NO_SHM_WRITES=1 uploads every commit at once
 // (nothing written). The pixels on screen are the same either way, damage included.
-class ShmWriteTest : public ::testing::TestWithParam<bool> {};
+class ShmWriteTest : public ::testing::TestWithParam<bool> {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(f_.start({"--output", "320x240@60", "--stats"},
+                         GetParam() ? std::vector<std::string>{}
+                                    : std::vector<std::string>{"FERRY_NO_SHM_WRITES=1"}));
+    std::string err;
+    c_ = WlClient::connect(f_.socket_path(), &err);
+    ASSERT_TRUE(c_) << err;
+  }
+  // Disconnects, stops ferryd and reads the rectangles its --stats say were written.
+  unsigned long long stop_and_count_written() {
+    c_.reset();
+    EXPECT_EQ(f_.stop(), 0) << f_.log();
+    const std::string log = f_.log();
+    const size_t at = log.find(" copied, ");
+    unsigned long long written = 0;
+    EXPECT_TRUE(at != std::string::npos &&
+                std::sscanf(log.c_str() + at, " copied, %llu written", &written) == 1)
+        << log;
+    return written;
+  }
+
+  Ferryd f_;
+  std::unique_ptr<WlClient> c_;
+};
 
 TEST_P(ShmWriteTest, WaitingUploadsShowWhatWasCommittedAndComeBack) {
   const bool writes = GetParam();
-  Ferryd f;
-  ASSERT_TRUE(f.start({"--output", "320x240@60", "--stats"},
-                      writes ? std::vector<std::string>{}
-                             : std::vector<std::string>{"FERRY_NO_SHM_WRITES=1"}));
-  std::string err;
-  auto c = WlClient::connect(f.socket_path(), &err);
-  ASSERT_TRUE(c) << err;
+  std::unique_ptr<WlClient>& c = c_;
   Toplevel t = c->create_toplevel();
   const uint32_t kYellow = 0xffe0d020u;
   const Rgb kYellowRgb{0xe0, 0xd0, 0x20};
@@ -406,17 +426,113 @@ TEST_P(ShmWriteTest, WaitingUploadsShowWhatWasCommittedAndComeBack) {
   // Damage is what changes on screen: the yellow buffer shows only its damaged square.
   EXPECT_EQ(shown_pixels(*c, kYellowRgb), 16 * 16);
   EXPECT_EQ(shown_pixels(*c, kBlueRgb), 64 * 64 - 16 * 16);
-  c.reset();
-  ASSERT_EQ(f.stop(), 0) << f.log();
-  const std::string log = f.log();
-  const size_t at = log.find(" copied, ");
-  ASSERT_NE(at, std::string::npos) << log;
-  unsigned long long written = 0;
-  ASSERT_EQ(std::sscanf(log.c_str() + at, " copied, %llu written", &written), 1) << log;
+  const unsigned long long written = stop_and_count_written();
   if (writes)
-    EXPECT_GE(written, 3u) << "the green, blue and yellow frames were not written " << log;
+    EXPECT_GE(written, 3u) << "the green, blue and yellow frames were not written";
   else
-    EXPECT_EQ(written, 0u) << log;
+    EXPECT_EQ(written, 0u);
+}
+
+// Premultiplied 'src' (B, G, R, A bytes) over the opaque background, each channel
+// rounded and clamped as the GL blend (ONE, ONE_MINUS_SRC_ALPHA) does.
+Rgb over_background(const uint8_t* src) {
+  const int a = src[3];
+  auto ch = [&](int s, int bg) { return std::min(255, s + (bg * (255 - a) + 127) / 255); };
+  return Rgb{uint8_t(ch(src[2], kBackground.r)), uint8_t(ch(src[1], kBackground.g)),
+             uint8_t(ch(src[0], kBackground.b))};
+}
+
+// The top-left corner of the first pixel of 'marker' in a capture (row by row).
+bool find_pixel(const Image& img, Rgb marker, int32_t* x0, int32_t* y0) {
+  for (int32_t y = 0; y < img.height; ++y)
+    for (int32_t x = 0; x < img.width; ++x)
+      if (rgb_near(pixel_of(img, x, y), marker, 0)) {
+        *x0 = x;
+        *y0 = y;
+        return true;
+      }
+  return false;
+}
+
+// A translucent (ARGB8888) window over nothing but the background has its pixels blended
+// over the background colour and written by the frame (--stats "written"), every alpha
+// from 0 to 255 among them and a row brighter than its alpha (clamped); the same pixels as
+// the GL blend of the uploaded texture gives (FERRY_NO_SHM_WRITES=1). A translucent
+// subsurface over its parent is never written: the draw blends it over the parent.
+TEST_P(ShmWriteTest, TranslucentPixelsAreBlendedOverTheBackground) {
+  const bool writes = GetParam();
+  std::unique_ptr<WlClient>& c = c_;
+  Toplevel t = c->create_toplevel();
+  constexpr int32_t kSize = 64;
+  ShmBuffer* bufs[2] = {c->create_buffer(kSize, kSize, WL_SHM_FORMAT_ARGB8888, 0),
+                        c->create_buffer(kSize, kSize, WL_SHM_FORMAT_ARGB8888, 0)};
+  for (ShmBuffer* b : bufs) {
+    ASSERT_TRUE(b);
+    for (int32_t y = 0; y < kSize; ++y)
+      for (int32_t x = 0; x < kSize; ++x) {
+        uint8_t* p = b->data + size_t(y) * size_t(b->stride) + size_t(x) * 4;
+        const int a = (y * kSize + x) & 0xff;
+        p[3] = uint8_t(a);
+        p[2] = uint8_t(a * x / (kSize - 1));
+        p[1] = uint8_t(a * y / (kSize - 1));
+        p[0] = uint8_t(a / 2);
+        if (y == kSize - 1) p[0] = p[1] = p[2] = 0xf0;  // brighter than its alpha
+      }
+    std::memcpy(b->data, "\x00\x00\xff\xff", 4);  // an opaque red corner to find it by
+  }
+  // The first commit makes the texture (uploaded); the second waits and is written.
+  ASSERT_TRUE(show(*c, t.surface, bufs[0]->buffer, kSize, kSize));
+  ASSERT_TRUE(show(*c, t.surface, bufs[1]->buffer, kSize, kSize));
+  Image img;
+  std::string err;
+  ASSERT_TRUE(c->capture(0, &img, &err)) << err;
+  int32_t x0 = 0, y0 = 0;
+  ASSERT_TRUE(find_pixel(img, Rgb{0xff, 0, 0}, &x0, &y0));
+  int wrong = 0;
+  for (int32_t y = 0; y < kSize; ++y)
+    for (int32_t x = 0; x < kSize; ++x) {
+      const Rgb want = over_background(bufs[1]->data + size_t(y) * size_t(bufs[1]->stride) +
+                                       size_t(x) * 4);
+      const Rgb got = pixel_of(img, x0 + x, y0 + y);
+      if (!rgb_near(got, want, 0) && ++wrong <= 5)
+        ADD_FAILURE() << "pixel " << x << "," << y << ": got " << int(got.r) << " "
+                      << int(got.g) << " " << int(got.b) << ", want " << int(want.r) << " "
+                      << int(want.g) << " " << int(want.b);
+    }
+  EXPECT_EQ(wrong, 0);
+
+  // A translucent subsurface over its (opaque) parent: blended over the parent's green.
+  ShmBuffer* half = c->create_buffer(16, 16, WL_SHM_FORMAT_ARGB8888, 0x80000080u);
+  ShmBuffer* green = c->create_buffer(kSize, kSize, WL_SHM_FORMAT_XRGB8888, kGreen);
+  ASSERT_TRUE(half && green);
+  wl_surface* child = wl_compositor_create_surface(c->compositor);
+  wl_subsurface* sub = wl_subcompositor_get_subsurface(c->subcompositor, child, t.surface);
+  wl_subsurface_set_position(sub, 8, 8);
+  wl_subsurface_set_desync(sub);
+  wl_surface_attach(child, half->buffer, 0, 0);
+  wl_surface_damage_buffer(child, 0, 0, 16, 16);
+  wl_surface_commit(child);
+  // The parent's new format is uploaded at once (nothing of it written); the child's
+  // later commits could wait, but not over its parent.
+  ASSERT_TRUE(show(*c, t.surface, green->buffer, kSize, kSize));
+  for (int i = 0; i < 2; ++i) ASSERT_TRUE(show(*c, child, half->buffer, 16, 16));
+  ASSERT_TRUE(c->capture(0, &img, &err)) << err;
+  const Rgb green_rgb = pixel_of(img, x0 + 1, y0 + 1);
+  EXPECT_TRUE(rgb_near(green_rgb, kGreenRgb, 0));
+  // Premultiplied (0, 0, 0x80) at alpha 0x80 over the green: green * 127 / 255 added.
+  auto part = [](int v) { return (v * 127 + 127) / 255; };
+  const Rgb mixed{uint8_t(part(kGreenRgb.r)), uint8_t(part(kGreenRgb.g)),
+                  uint8_t(0x80 + part(kGreenRgb.b))};
+  const Rgb got = pixel_of(img, x0 + 8 + 4, y0 + 8 + 4);
+  EXPECT_TRUE(rgb_near(got, mixed, 1)) << int(got.r) << " " << int(got.g) << " " << int(got.b);
+  EXPECT_EQ(count(img, got), 16 * 16);
+  wl_subsurface_destroy(sub);
+  wl_surface_destroy(child);
+  const unsigned long long written = stop_and_count_written();
+  if (writes)  // the second commit of the translucent window, and nothing else
+    EXPECT_EQ(written, 1u) << "the translucent window was not written once";
+  else
+    EXPECT_EQ(written, 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Shm, ShmWriteTest, ::testing::Values(true, false),
