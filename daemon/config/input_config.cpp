@@ -310,7 +310,8 @@ struct ActionName {
 };
 constexpr ActionName kActionNames[] = {
     {BindingAction::close, "close"},           {BindingAction::maximize, "maximize"},
-    {BindingAction::fullscreen, "fullscreen"}, {BindingAction::focus_next, "focus_next"},
+    {BindingAction::fullscreen, "fullscreen"}, {BindingAction::minimize, "minimize"},
+    {BindingAction::focus_next, "focus_next"},
     {BindingAction::focus_previous, "focus_previous"}, {BindingAction::exec, "exec"},
 };
 }  // namespace
@@ -334,8 +335,8 @@ bool parse_binding_action(const std::string& text, Binding* out, std::string* er
     out->command = rest;
     return true;
   }
-  *error = "unknown action \"" + text + "\" (close, maximize, fullscreen, focus_next, "
-           "focus_previous, exec COMMAND, none)";
+  *error = "unknown action \"" + text + "\" (close, maximize, fullscreen, minimize, "
+           "focus_next, focus_previous, exec COMMAND, none)";
   return false;
 }
 

@@ -61,7 +61,9 @@ std::string to_string(const KeyCombo& combo);
 bool parse_modifiers(const std::string& text, uint32_t* out, std::string* error);
 
 // [input.bindings]: what a key combo does (docs/configuration.md).
-enum class BindingAction { close, maximize, fullscreen, focus_next, focus_previous, exec };
+enum class BindingAction {
+  close, maximize, fullscreen, minimize, focus_next, focus_previous, exec
+};
 struct Binding {
   KeyCombo combo;
   BindingAction action = BindingAction::close;

@@ -49,6 +49,7 @@ void LiveInput::run_binding(const config::Binding& b) {
     case BindingAction::close:
     case BindingAction::maximize:
     case BindingAction::fullscreen:
+    case BindingAction::minimize:
       break;
   }
   View* view = server_.seat().focused_view();
@@ -57,11 +58,25 @@ void LiveInput::run_binding(const config::Binding& b) {
     log_debug("input: %s: no window has the focus", what.c_str());
     return;
   }
+  if (b.action == BindingAction::minimize && !minimized_can_return()) {
+    log_notice("input: %s: '%s' not minimized: nothing would bring it back (no taskbar, and "
+               "no focus_next or focus_previous binding)", what.c_str(), w->app_id().c_str());
+    return;
+  }
   log_info("input: %s: '%s'", what.c_str(), w->app_id().c_str());
   const ToplevelWindow::State st = w->window_state();
   if (b.action == BindingAction::close) w->request_close();
+  else if (b.action == BindingAction::minimize) w->request_minimized(true);
   else if (b.action == BindingAction::maximize) w->request_maximized(!st.maximized);
   else w->request_fullscreen(!st.fullscreen, nullptr);
+}
+
+bool LiveInput::minimized_can_return() const {
+  using config::BindingAction;
+  return server_.taskbars() > 0 ||
+         std::any_of(current_.bindings.begin(), current_.bindings.end(), [](const auto& b) {
+           return b.action == BindingAction::focus_next || b.action == BindingAction::focus_previous;
+         });
 }
 
 LiveInput::~LiveInput() {

@@ -1,9 +1,9 @@
 #pragma once
 // ferryd's input as configured: the seat's keymap and repeat from [input.keyboard], and on
 // the KMS backend the libinput devices of the session's seat behind the compositor keys
-// (input/key_bindings.hpp), whose [input.bindings] actions run here: close, maximize or
-// fullscreen the focused window, switch windows (core/window_switcher.hpp), start a
-// command. apply() puts a reloaded [input] in force on the live seat and
+// (input/key_bindings.hpp), whose [input.bindings] actions run here: close, maximize,
+// fullscreen or minimize the focused window, switch windows (core/window_switcher.hpp),
+// start a command. apply() puts a reloaded [input] in force on the live seat and
 // devices. On headless there are no real devices (tests feed the seat through FakeInput);
 // the keymap settings still apply.
 //
@@ -47,6 +47,10 @@ class LiveInput {
   void set_client_variables(std::vector<std::string> set) { client_variables_ = std::move(set); }
   // Runs a binding's action now (what a bound key press does).
   void run_binding(const config::Binding& binding);
+  // Whether a window minimized now could be brought back: a taskbar runs, or a binding
+  // walks the windows (the window switcher restores minimized ones). Else minimize does
+  // nothing.
+  bool minimized_can_return() const;
   // The pid of the newest command an exec binding started (-1: none yet).
   pid_t last_exec_pid() const { return last_exec_pid_; }
 

@@ -194,11 +194,13 @@ TEST_F(InputParse, BindingsHaveDefaultsThatTheFileReplacesOrRemoves) {
 "Alt+Tab" = "maximize"
 "Super+F" = "fullscreen"
 "Super+Shift+J" = "focus_previous"
+"Super+H" = "minimize"
 )");
   EXPECT_EQ(binding_strings(c.input),
             (std::vector<std::string>{"Alt+Shift+Tab = focus_previous", "Alt+Tab = maximize",
                                       "Super+Return = exec foot --title 'a b'",
-                                      "Super+Shift+j = focus_previous", "Super+f = fullscreen"}));
+                                      "Super+Shift+j = focus_previous", "Super+f = fullscreen",
+                                      "Super+h = minimize"}));
   for (const Binding& b : c.input.bindings)
     if (b.action == BindingAction::exec) {
       EXPECT_EQ(b.command, "foot --title 'a b'");
@@ -218,8 +220,10 @@ TEST_F(InputParse, BindingErrorsPointAtTheEntry) {
   EXPECT_EQ(parse_error("[input.bindings]\n\"Super+q\" = \"close now\"\n"),
             "test.toml:2:13: 'close' takes no argument (\"close now\")");
   EXPECT_EQ(parse_error("[input.bindings]\n\"Super+q\" = \"kill\"\n"),
-            "test.toml:2:13: unknown action \"kill\" (close, maximize, fullscreen, focus_next, "
-            "focus_previous, exec COMMAND, none)");
+            "test.toml:2:13: unknown action \"kill\" (close, maximize, fullscreen, minimize, "
+            "focus_next, focus_previous, exec COMMAND, none)");
+  EXPECT_EQ(parse_error("[input.bindings]\n\"Super+h\" = \"minimize all\"\n"),
+            "test.toml:2:13: 'minimize' takes no argument (\"minimize all\")");
   EXPECT_EQ(parse_error("[input.bindings]\n\"Super+q\" = 1\n"),
             "test.toml:2:13: 'Super+q' must be a string");
   EXPECT_EQ(parse_error("[input.bindings]\n\"Hyper+q\" = \"close\"\n"),

@@ -64,6 +64,19 @@ class Bindings : public SeatTest {
     dev_->key(KEY_TAB);
     settle();
   }
+  // Modifier held, key pressed and released, modifier let go.
+  void chord(uint32_t mod, uint32_t key) {
+    dev_->key_down(mod);
+    dev_->key(key);
+    dev_->key_up(mod);
+    settle();
+  }
+  // The app's window is on screen (its view mapped).
+  bool shown(const App& a) {
+    for (View* v : server_->scene().views())
+      if (&v->surface() == a.surface && v->mapped()) return true;
+    return false;
+  }
   bool on_top(const App& a) {
     View* v = server_->scene().top_view();
     return v && &v->surface() == a.surface;
@@ -170,12 +183,6 @@ TEST_F(Bindings, TheFocusedWindowIsClosedMaximizedAndMadeFullscreen) {
   App b = open_app();
   ASSERT_TRUE(b.window->activated);
 
-  auto chord = [&](uint32_t mod, uint32_t key) {
-    dev_->key_down(mod);
-    dev_->key(key);
-    dev_->key_up(mod);
-    settle();
-  };
   chord(KEY_LEFTMETA, KEY_UP);
   EXPECT_TRUE(b.window->maximized);
   EXPECT_EQ(b.window->width, 800);
@@ -202,6 +209,61 @@ TEST_F(Bindings, TheFocusedWindowIsClosedMaximizedAndMadeFullscreen) {
   EXPECT_EQ(b.window->closes, 1);
   p = presses(*b.client);
   EXPECT_EQ(p.back(), uint32_t(KEY_F4));
+}
+
+// A bound minimize hides the focused window (the focus moves on); the window switcher walks
+// the windows on screen, then the minimized ones (the most recent first), and restores each
+// it reaches. Without a way back (no taskbar, no switching binding) minimize does nothing.
+TEST_F(Bindings, MinimizedWindowsComeBackThroughTheSwitcher) {
+  configure("[input.bindings]\n\"Super+h\" = \"minimize\"\n");
+  App a = open_app();
+  App b = open_app();
+  App c = open_app();
+  chord(KEY_LEFTMETA, KEY_H);
+  EXPECT_FALSE(shown(c));
+  EXPECT_TRUE(focused(b));
+  chord(KEY_LEFTMETA, KEY_H);
+  EXPECT_FALSE(shown(b));
+  EXPECT_TRUE(focused(a));
+  EXPECT_TRUE(shown(a));
+
+  // From a: b (minimized last), then c; each restored, raised and focused; b stays.
+  dev_->key_down(KEY_LEFTALT);
+  tab();
+  EXPECT_TRUE(shown(b));
+  EXPECT_TRUE(focused(b));
+  EXPECT_TRUE(on_top(b));
+  EXPECT_FALSE(shown(c));
+  tab();
+  EXPECT_TRUE(shown(c));
+  EXPECT_TRUE(focused(c));
+  EXPECT_TRUE(on_top(c));
+  EXPECT_TRUE(shown(b));
+  dev_->key_up(KEY_LEFTALT);
+  settle();
+
+  // A minimized window that closes (unmaps) leaves the walk: c minimized, then gone.
+  chord(KEY_LEFTMETA, KEY_H);
+  ASSERT_FALSE(shown(c));
+  ASSERT_TRUE(focused(b));
+  unmap(c);
+  dev_->key_down(KEY_LEFTALT);
+  tab();
+  EXPECT_TRUE(focused(a));
+  tab();
+  EXPECT_TRUE(focused(b));
+  EXPECT_FALSE(shown(c));
+  dev_->key_up(KEY_LEFTALT);
+  settle();
+
+  // Nothing would bring it back: not minimized.
+  configure("[input.bindings]\n\"Super+h\" = \"minimize\"\n\"Alt+Tab\" = \"none\"\n"
+            "\"Alt+Shift+Tab\" = \"none\"\n");
+  View* before = server_->seat().focused_view();
+  ASSERT_NE(before, nullptr);
+  chord(KEY_LEFTMETA, KEY_H);
+  EXPECT_EQ(server_->seat().focused_view(), before);
+  EXPECT_TRUE(before->mapped());
 }
 
 struct TestInhibitor final : ShortcutsInhibitor {
