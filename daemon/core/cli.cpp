@@ -600,8 +600,10 @@ int run_daemon(const CliOptions& cli) {
   const std::string priority = raise_compose_priority(cfg->priority);
   input = std::make_unique<LiveInput>(server);
   if (!input->apply(cfg->input, &error)) log_error("config: %s", error.c_str());
-  if (server.kms() && !input->start_devices(&error))
-    log_warn("input: %s; no keyboard or pointer devices", error.c_str());
+  if (server.kms()) {
+    if (input->start_devices(&error)) input->set_keys_live(true);
+    else log_warn("input: %s; no keyboard or pointer devices", error.c_str());
+  }
   // X11 clients: the display sockets listen from here on (Xwayland starts on demand).
   std::unique_ptr<xwayland::Xwayland> xwayland;
   if (cfg->xwayland_enabled) xwayland = xwayland::Xwayland::create(server, cfg->xwayland_lazy, !cli.private_instance);

@@ -58,7 +58,7 @@ void LiveInput::run_binding(const config::Binding& b) {
     log_debug("input: %s: no window has the focus", what.c_str());
     return;
   }
-  if (b.action == BindingAction::minimize && !minimized_can_return()) {
+  if (b.action == BindingAction::minimize && !server_.minimize_returns()) {
     log_notice("input: %s: '%s' not minimized: nothing would bring it back (no taskbar, and "
                "no focus_next or focus_previous binding)", what.c_str(), w->app_id().c_str());
     return;
@@ -71,15 +71,22 @@ void LiveInput::run_binding(const config::Binding& b) {
   else w->request_fullscreen(!st.fullscreen, nullptr);
 }
 
-bool LiveInput::minimized_can_return() const {
+void LiveInput::set_keys_live(bool live) {
+  keys_live_ = live;
+  update_window_switching();
+}
+
+void LiveInput::update_window_switching() {
   using config::BindingAction;
-  return server_.taskbars() > 0 ||
-         std::any_of(current_.bindings.begin(), current_.bindings.end(), [](const auto& b) {
-           return b.action == BindingAction::focus_next || b.action == BindingAction::focus_previous;
-         });
+  server_.set_window_switching(
+      keys_live_ &&
+      std::any_of(current_.bindings.begin(), current_.bindings.end(), [](const auto& b) {
+        return b.action == BindingAction::focus_next || b.action == BindingAction::focus_previous;
+      }));
 }
 
 LiveInput::~LiveInput() {
+  server_.set_window_switching(false);
   if (session_listener_ && server_.kms()) server_.kms()->session().remove_active_listener(session_listener_);
 }
 
@@ -120,6 +127,7 @@ bool LiveInput::apply(const config::InputConfig& cfg, std::string* error) {
   current_ = cfg;
   if (!ok) current_.keyboard = kept;
   applied_ = true;
+  update_window_switching();
   return ok;
 }
 

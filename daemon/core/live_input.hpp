@@ -47,10 +47,10 @@ class LiveInput {
   void set_client_variables(std::vector<std::string> set) { client_variables_ = std::move(set); }
   // Runs a binding's action now (what a bound key press does).
   void run_binding(const config::Binding& binding);
-  // Whether a window minimized now could be brought back: a taskbar runs, or a binding
-  // walks the windows (the window switcher restores minimized ones). Else minimize does
-  // nothing.
-  bool minimized_can_return() const;
+  // Keys reach the bindings: the KMS backend's devices started (run_daemon), or a test
+  // feeds sink(). With a focus_next or focus_previous binding, windows may then minimize
+  // (Server::set_window_switching: the window switcher brings them back).
+  void set_keys_live(bool live);
   // The pid of the newest command an exec binding started (-1: none yet).
   pid_t last_exec_pid() const { return last_exec_pid_; }
 
@@ -58,6 +58,8 @@ class LiveInput {
   Server& server_;
   config::InputConfig current_;
   bool applied_ = false;
+  bool keys_live_ = false;  // set_keys_live
+  void update_window_switching();
   int pointer_devices_ = 0;  // mice, touchpads, tablets plugged (the cursor shows with one)
   std::unique_ptr<KeyBindings> keys_;
   std::unique_ptr<WindowSwitcher> switcher_;

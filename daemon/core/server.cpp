@@ -34,6 +34,7 @@ Server::Server(ServerOptions options) : options_(std::move(options)) {
   wl_signal_init(&on_output_mode);
   wl_signal_init(&on_output_usable_area);
   wl_signal_init(&on_output_removed);
+  wl_signal_init(&on_minimize_returns);
   loop_ = wl_display_get_event_loop(display_);
   object_limit_ = std::make_unique<ClientObjectLimit>(display_);
   request_rate_ = std::make_unique<RequestRate>(display_);
@@ -286,6 +287,18 @@ Output* Server::output_at(int32_t x, int32_t y) const {
   for (auto& o : outputs_)
     if (o->layout_box().contains(x, y)) return o.get();
   return outputs_.empty() ? nullptr : outputs_.front().get();
+}
+
+void Server::count_taskbar(int delta) {
+  const bool had = minimize_returns();
+  taskbars_ += delta;
+  if (had != minimize_returns()) wl_signal_emit_mutable(&on_minimize_returns, nullptr);
+}
+
+void Server::set_window_switching(bool on) {
+  const bool had = minimize_returns();
+  window_switching_ = on;
+  if (had != minimize_returns()) wl_signal_emit_mutable(&on_minimize_returns, nullptr);
 }
 
 bool Server::has_output(const Output* o) const {

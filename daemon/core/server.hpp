@@ -115,6 +115,8 @@ class Server {
   wl_signal on_output_usable_area;
   // An output is about to be removed (remove_output). data: Output*.
   wl_signal on_output_removed;
+  // minimize_returns() changed (no data).
+  wl_signal on_minimize_returns;
   uint64_t next_object_id() { return ++object_ids_; }
 
   // Every live surface, in creation order (frame callbacks of surfaces on no output go to
@@ -136,10 +138,15 @@ class Server {
     count(frame_callback_counts_, client, delta);
   }
 
-  // Taskbars: wlr-foreign-toplevel managers bound now. A window minimizes itself only
-  // while one of them can bring it back.
+  // A window may minimize itself only while something can bring it back: a taskbar
+  // (wlr-foreign-toplevel managers bound now: count_taskbar) or a key binding that walks
+  // the windows, minimized ones included (set_window_switching: LiveInput, while keys reach
+  // its bindings). xdg toplevels are offered minimize in wm_capabilities, and X11 iconify
+  // requests followed, only then; on_minimize_returns fires when that changes.
+  bool minimize_returns() const { return taskbars_ > 0 || window_switching_; }
   int taskbars() const { return taskbars_; }
-  void count_taskbar(int delta) { taskbars_ += delta; }
+  void count_taskbar(int delta);
+  void set_window_switching(bool on);
 
   // Adds an output at runtime (the headless backend and tests use it).
   Output* add_headless_output(const OutputMode& mode);
@@ -168,6 +175,7 @@ class Server {
   int exit_status_ = 0;
   uint64_t object_ids_ = 0;
   int taskbars_ = 0;
+  bool window_switching_ = false;
   static void count(std::unordered_map<wl_client*, uint32_t>& counts, wl_client* client,
                     int delta) {
     uint32_t& n = counts[client];

@@ -8,8 +8,9 @@
 // maps; it is closed when the window unmaps or goes (a remapped window gets a new handle);
 // a minimized window keeps its handle (its view leaves the scene and comes back, the
 // window stays mapped). Activating a minimized window restores it. Bound managers are
-// counted (Server::taskbars): a window may minimize itself only while one runs, since only
-// a taskbar brings it back, and xdg toplevels are told so in wm_capabilities. wl_shell
+// counted (Server::taskbars): a window may minimize itself only while one runs or a key
+// binding walks the windows (Server::minimize_returns), since only those bring it back, and
+// xdg toplevels are told so in wm_capabilities. wl_shell
 // toplevels are listed (title, class, state); they cannot be asked for a state or to close.
 //
 // Main thread only.
@@ -83,10 +84,7 @@ class ForeignToplevels final : public Server::Global {
 
  private:
   Server& server_;
-  std::vector<wl_resource*> managers_;  // those that did not stop
-  // Counts taskbars; when there comes to be one, or none, xdg toplevels learn whether
-  // they may minimize (wm_capabilities).
-  void count_taskbar(int delta);
+  std::vector<wl_resource*> managers_;  // those that did not stop (Server::count_taskbar)
 
   std::vector<Handle*> handles_;
   Listener mapped_;
@@ -256,7 +254,7 @@ void ForeignToplevels::bind(wl_client* client, uint32_t version, uint32_t id) {
     static_cast<ForeignToplevels*>(wl_resource_get_user_data(res))->foreign_manager_gone(res);
   });
   managers_.push_back(r);
-  count_taskbar(+1);
+  server_.count_taskbar(+1);
   // Every toplevel mapped now (minimized ones too), bottom to top.
   for (View* v : server_.scene().views()) {
     ToplevelWindow* t = v->toplevel_window();
@@ -268,15 +266,9 @@ void ForeignToplevels::foreign_manager_gone(wl_resource* manager) {
   std::erase(managers_, manager);
   for (Handle* h : handles_)
     if (h->manager == manager) h->manager = nullptr;
-  count_taskbar(-1);
+  server_.count_taskbar(-1);
 }
 
-void ForeignToplevels::count_taskbar(int delta) {
-  const bool had = server_.taskbars() > 0;
-  server_.count_taskbar(delta);
-  if (had != (server_.taskbars() > 0))
-    for (XdgToplevel* t : xdg_toplevels(server_)) t->capabilities_changed();
-}
 
 }  // namespace
 

@@ -428,6 +428,9 @@ XdgShell::XdgShell(Server& server) : server_(server) {
   };
   output_mode_.connect(&server.on_output_mode, follow);
   usable_area_.connect(&server.on_output_usable_area, follow);
+  minimize_returns_.connect(&server.on_minimize_returns, [this](void*) {
+    for (XdgToplevel* t : xdg_toplevels(server_)) t->capabilities_changed();
+  });
 }
 
 XdgShell::~XdgShell() = default;

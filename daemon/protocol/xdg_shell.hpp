@@ -98,6 +98,7 @@ class XdgShell {
   uint32_t cascade_index_ = 0;
   Listener output_mode_;  // Server::on_output_mode: maximized/fullscreen windows follow
   Listener usable_area_;  // Server::on_output_usable_area: maximized windows follow
+  Listener minimize_returns_;  // Server::on_minimize_returns: wm_capabilities go again
 };
 
 // xdg_positioner: a bag of rules, copied when used; owned by its resource.

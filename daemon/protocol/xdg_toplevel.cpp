@@ -157,10 +157,11 @@ void toplevel_unset_fullscreen(wl_client*, wl_resource* r) {
 
 void toplevel_set_minimized(wl_client*, wl_resource* r) {
   TOPLEVEL_LIVE_OR_RETURN(tl(r));
-  // Only a taskbar can bring the window back: without one, minimize is not in
-  // wm_capabilities, and the spec says such requests are ignored.
-  if (tl(r)->xdg_surface()->surface()->server().taskbars() == 0) {
-    log_debug("xdg_toplevel@%u: set_minimized ignored (no taskbar)", wl_resource_get_id(r));
+  // Only a taskbar or a window-switching key can bring the window back: without one,
+  // minimize is not in wm_capabilities, and the spec says such requests are ignored.
+  if (!tl(r)->xdg_surface()->surface()->server().minimize_returns()) {
+    log_debug("xdg_toplevel@%u: set_minimized ignored (nothing would bring it back)",
+              wl_resource_get_id(r));
     return;
   }
   tl(r)->request_minimized(true);
@@ -367,7 +368,7 @@ void XdgToplevel::send_configure_events(const XdgConfigure& c) {
       wl_array_init(&caps);
       add_state(&caps, XDG_TOPLEVEL_WM_CAPABILITIES_MAXIMIZE);
       add_state(&caps, XDG_TOPLEVEL_WM_CAPABILITIES_FULLSCREEN);
-      if (xdg_->surface()->server().taskbars() > 0)
+      if (xdg_->surface()->server().minimize_returns())
         add_state(&caps, XDG_TOPLEVEL_WM_CAPABILITIES_MINIMIZE);
       xdg_toplevel_send_wm_capabilities(resource_, &caps);
       wl_array_release(&caps);

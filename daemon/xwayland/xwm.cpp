@@ -356,10 +356,11 @@ void Wm::client_message(xcb_client_message_event_t* ev) {
     }
   } else if (ev->type == atoms_[Atom::WM_CHANGE_STATE] && w) {
     // ICCCM 4.1.4: IconicState asks to be iconified (XIconifyWindow, xdotool
-    // windowminimize). As for xdg toplevels, only while a taskbar can bring it back.
+    // windowminimize). As for xdg toplevels, only while a taskbar or a window-switching
+    // key can bring it back.
     if (ev->data.data32[0] != kIconicState) return;
-    if (server_.taskbars() > 0) w->request_minimized(true);
-    else log_debug("xwayland: window 0x%x: iconify ignored (no taskbar)", w->id());
+    if (server_.minimize_returns()) w->request_minimized(true);
+    else log_debug("xwayland: window 0x%x: iconify ignored (nothing would bring it back)", w->id());
   } else if (ev->type == atoms_[Atom::_NET_ACTIVE_WINDOW] && w) {
     if (w->window_state().minimized) w->request_minimized(false);
     if (w->view() && w->view()->mapped() && !w->override_redirect()) {
