@@ -83,6 +83,8 @@ bool WindowGrab::start() {
   if (touch_id_ ? !seat_.start_touch_grab(this, *touch_id_) : !seat_.start_pointer_grab(this))
     return false;
   grabbed_ = true;
+  if (!edges_ && !window_.grab_allowed() && window_.grab_restored_size())
+    unmaximize_ = Unmaximize::pending;
   if (!touch_id_) seat_.cursor().set_grab_shape(grab_shape(edges_));
   log_debug("window grab: %s%s started at %d,%d %dx%d", edges_ ? "resize" : "move",
             touch_id_ ? " by touch" : "", start_box_.x, start_box_.y, start_box_.width,
@@ -107,7 +109,36 @@ void WindowGrab::release(bool finished) {
             finished ? "finished" : "ended with its window");
 }
 
+// A maximized window being moved: nothing until the pointer has gone far enough, then the
+// window leaves its state, its restored size placed so that the pointer holds it at the
+// same fraction of its width (and as far below its top, within its height) as it did the
+// maximized one; from there on it moves as any window. True while the motion is its.
+bool WindowGrab::unmaximize(double x, double y) {
+  if (unmaximize_ != Unmaximize::pending) return false;
+  if (std::fabs(x - start_x_) < kUnmaximizeDistance && std::fabs(y - start_y_) < kUnmaximizeDistance)
+    return true;
+  const std::optional<std::pair<int32_t, int32_t>> size = window_.grab_restored_size();
+  if (!size) {  // it left the state otherwise meanwhile
+    unmaximize_ = Unmaximize::no;
+    return false;
+  }
+  const double fraction =
+      start_box_.width > 0 ? std::clamp((start_x_ - start_box_.x) / start_box_.width, 0.0, 1.0) : 0;
+  const double below = std::min(start_y_ - start_box_.y, double(size->second) / 2);
+  const int32_t nx = to_int(x - fraction * size->first), ny = to_int(y - std::max(below, 0.0));
+  log_debug("window grab: unmaximized to %dx%d at %d,%d", size->first, size->second, nx, ny);
+  window_.grab_unmaximize(nx, ny);
+  unmaximize_ = Unmaximize::leaving;
+  start_box_ = Rect{nx, ny, size->first, size->second};
+  start_x_ = x;
+  start_y_ = y;
+  last_a_ = nx;
+  last_b_ = ny;
+  return true;
+}
+
 void WindowGrab::grab_motion(uint32_t, double x, double y) {
+  if (unmaximize(x, y)) return;
   int32_t dx = to_int(x - start_x_), dy = to_int(y - start_y_);
   if (!edges_) {
     int32_t nx = sat_add(start_box_.x, dx), ny = sat_add(start_box_.y, dy);
@@ -115,6 +146,7 @@ void WindowGrab::grab_motion(uint32_t, double x, double y) {
     last_a_ = nx;
     last_b_ = ny;
     if (window_.grab_allowed()) window_.grab_move_to(nx, ny);
+    else if (unmaximize_ == Unmaximize::leaving) window_.grab_unmaximize(nx, ny);
     return;
   }
   int32_t min_w = 0, min_h = 0, max_w = 0, max_h = 0;
@@ -141,7 +173,9 @@ void WindowGrab::grab_touch_cancel() { seat_.finish_window_grab(); }  // deletes
 
 bool Seat::start_window_grab(GrabbableWindow& window, std::optional<uint32_t> serial,
                              uint32_t edges) {
-  if (window_grab_ || !window.grab_allowed()) return false;
+  // A maximized window may be moved: the grab takes it out of that state.
+  if (window_grab_ || !(window.grab_allowed() || (edges == 0 && window.grab_restored_size())))
+    return false;
   const Surface* root = window.grab_surface();
   if (!root) return false;
   std::unique_ptr<WindowGrab> grab;

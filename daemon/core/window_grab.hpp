@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <utility>
 
 #include "core/seat.hpp"
 #include "util/region.hpp"
@@ -42,7 +43,21 @@ class GrabbableWindow {
   virtual void grab_resize_to(int32_t width, int32_t height) = 0;
   // The resize ended (released or cancelled): the client is told it no longer resizes.
   virtual void grab_resize_end() = 0;
+  // A move of a maximized window (not fullscreen) takes it out of that state once the
+  // pointer has gone kUnmaximizeDistance (WindowGrab): the size it returns to, or nothing
+  // when it cannot (not maximized, no size to return to, no such state).
+  virtual std::optional<std::pair<int32_t, int32_t>> grab_restored_size() const {
+    return std::nullopt;
+  }
+  // Leaves the maximized state (asking the client once), the restored window geometry's
+  // top-left to be at (x, y); again while the client has not taken the state yet: where to
+  // put it then.
+  virtual void grab_unmaximize(int32_t x, int32_t y) {}
 };
+
+// Pointer travel (layout pixels, either axis) that takes a dragged maximized window out of
+// its state; a click on a maximized title bar that barely moves leaves it alone.
+constexpr double kUnmaximizeDistance = 16;
 
 class WindowGrab final : public PointerGrab, public TouchGrab {
  public:
@@ -80,6 +95,10 @@ class WindowGrab final : public PointerGrab, public TouchGrab {
   bool grabbed_ = false;
   // The last position (move) or size (resize) given to the window.
   int32_t last_a_ = 0, last_b_ = 0;
+  // A move of a maximized window: waiting for kUnmaximizeDistance of travel (pending), then
+  // following the pointer while its client takes the unmaximized state (leaving).
+  enum class Unmaximize { no, pending, leaving } unmaximize_ = Unmaximize::no;
+  bool unmaximize(double x, double y);
 };
 
 }  // namespace ferry

@@ -687,10 +687,11 @@ void XdgSurface::post_commit(Surface& s) {
     set_geometry_ = pending_geometry_;
     has_pending_geometry_ = false;
   }
+  const Rect before = geometry_;
   update_geometry();
   if (has_acked_) {
     has_acked_ = false;
-    if (toplevel_) toplevel_->apply_configure(acked_);
+    if (toplevel_) toplevel_->apply_configure(acked_, before);
     if (popup_) popup_->apply_configure(acked_);
   }
   if (!initial_committed_ && !s.has_content()) {

@@ -308,6 +308,8 @@ class XdgToplevel final : public ToplevelWindow, public GrabbableWindow {
   void grab_resize_begin(uint32_t edges) override;
   void grab_resize_to(int32_t width, int32_t height) override;
   void grab_resize_end() override;
+  std::optional<std::pair<int32_t, int32_t>> grab_restored_size() const override;
+  void grab_unmaximize(int32_t x, int32_t y) override;
 
   // Signals (data: XdgToplevel*): on_metadata, on_state (maximized, fullscreen or
   // activated changed in a configure sent) and on_unmap (also when being destroyed; child
@@ -329,7 +331,9 @@ class XdgToplevel final : public ToplevelWindow, public GrabbableWindow {
   void fill_configure(XdgConfigure& c);
   void send_configure_events(const XdgConfigure& c);
   bool pre_commit();
-  void apply_configure(const XdgConfigure& c);
+  // 'before': the window geometry before the commit that acked it (the size a window
+  // leaving its normal state returns to).
+  void apply_configure(const XdgConfigure& c, const Rect& before);
   void post_commit();
   void unmap();
   void detach();  // the xdg_surface or wl_surface is going away

@@ -401,15 +401,15 @@ bool XdgToplevel::pre_commit() {
   return true;
 }
 
-void XdgToplevel::apply_configure(const XdgConfigure& c) {
+void XdgToplevel::apply_configure(const XdgConfigure& c, const Rect& before) {
   bool was_normal = !current_.maximized && !current_.fullscreen;
   bool is_normal = !c.maximized && !c.fullscreen;
   if (was_normal && !is_normal && placed_) {
-    // Remember where to return to.
+    // Remember where to return to: the size it had, not the one this commit brings.
     saved_x_ = wx_;
     saved_y_ = wy_;
-    saved_w_ = xdg_->geometry().width;
-    saved_h_ = xdg_->geometry().height;
+    saved_w_ = before.width;
+    saved_h_ = before.height;
   } else if (!was_normal && is_normal && placed_) {
     wx_ = saved_x_;
     wy_ = saved_y_;
@@ -443,6 +443,21 @@ void XdgToplevel::start_grab(uint32_t serial, uint32_t edges) {
 bool XdgToplevel::grab_allowed() const {
   return mapped() && !current_.maximized && !current_.fullscreen && !requested_.maximized &&
          !requested_.fullscreen;
+}
+
+std::optional<std::pair<int32_t, int32_t>> XdgToplevel::grab_restored_size() const {
+  // Maximized as ferry decided and the client took it; not fullscreen on top of that.
+  if (!mapped() || !current_.maximized || !requested_.maximized || current_.fullscreen ||
+      requested_.fullscreen || saved_w_ <= 0 || saved_h_ <= 0)
+    return std::nullopt;
+  return std::make_pair(saved_w_, saved_h_);
+}
+
+void XdgToplevel::grab_unmaximize(int32_t x, int32_t y) {
+  // apply_configure puts the window there when the client acks the unmaximized state.
+  saved_x_ = x;
+  saved_y_ = y;
+  if (requested_.maximized) request_maximized(false);
 }
 
 Rect XdgToplevel::grab_box() const {

@@ -296,19 +296,49 @@ TEST_F(WindowGrabTest, UnmappingOrClosingTheWindowEndsItsGrab) {
   EXPECT_EQ(wl_display_get_error(c_->display), 0);
 }
 
-TEST_F(WindowGrabTest, MaximizedWindowsAreNotMoved) {
+// A maximized window is not resized; moved (a drag of its title bar), it stays until the
+// pointer has gone kUnmaximizeDistance, then leaves its state at the size it had, placed
+// so that the pointer holds it at the same fraction of its width and the same height below
+// its top, and follows the pointer from there, also before its client has taken the state.
+TEST_F(WindowGrabTest, AMaximizedWindowDraggedLeavesItsStateUnderThePointer) {
   xdg_toplevel_set_maximized(win_->toplevel);
   settle();
   commit_size(win_->width, win_->height);
+  ASSERT_TRUE(win_->maximized);
+  const int32_t maximized_w = win_->width;
+  ASSERT_GT(maximized_w, 100);
   ASSERT_TRUE(origin_of(surface_, &x_, &y_));
-  uint32_t serial = press_at(20, 10);
+  uint32_t serial = press_at(200, 10);
   c_->pointer_events.clear();
-  xdg_toplevel_move(win_->toplevel, c_->seat, serial);
   xdg_toplevel_resize(win_->toplevel, c_->seat, serial, XDG_TOPLEVEL_RESIZE_EDGE_RIGHT);
   settle();
-  EXPECT_EQ(grab(), nullptr);
+  EXPECT_EQ(grab(), nullptr) << "a maximized window was resized";
   EXPECT_TRUE(only(c_->pointer_events, "leave").empty());
+  xdg_toplevel_move(win_->toplevel, c_->seat, serial);
+  settle();
+  ASSERT_NE(grab(), nullptr);
+  input_->move_by(5, 5);  // under the distance: still maximized, not moved
+  settle();
+  EXPECT_TRUE(win_->maximized);
+  EXPECT_EQ(origin(), Point(x_, y_));
+  input_->move_by(20, 0);
+  settle();
+  EXPECT_FALSE(win_->maximized);
+  EXPECT_EQ(win_->width, 100);
+  EXPECT_EQ(win_->height, 80);
+  // The pointer at (x_ + 225, y_ + 15) holds the 100-wide window at 200/maximized_w of it.
+  const int32_t px = x_ + 225, py = y_ + 15;
+  const int32_t nx = px - int32_t(std::lround(200.0 / maximized_w * 100)), ny = py - 10;
+  input_->move_by(10, 20);  // before the client acks: where it goes then
+  settle();
+  commit_size(100, 80);
+  EXPECT_EQ(origin(), Point(nx + 10, ny + 20));
+  input_->move_by(5, 5);
+  settle();
+  EXPECT_EQ(origin(), Point(nx + 15, ny + 25));
   input_->release(BTN_LEFT);
+  settle();
+  EXPECT_EQ(grab(), nullptr);
 }
 
 // Decorations drawn in a subsurface (as libdecor's do): a press on it moves the window.
