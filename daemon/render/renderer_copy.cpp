@@ -96,9 +96,12 @@ bool Renderer::can_write_unuploaded(const RenderTarget& target, const FrameInput
       !it.unuploaded || !drawable(it) || it.alpha < 1.0f || !copyable(*it.texture) ||
       !upload_can_wait(it.texture, *it.unuploaded))
     return false;
-  Region translucent(it.box);
-  if (!it.texture->opaque()) translucent.subtract(it.opaque);
-  translucent.intersect(frame.output_box);
+  Region translucent;  // the pixels it shows that are not opaque
+  if (!it.texture->opaque()) {
+    translucent = Region(it.box);
+    translucent.subtract(it.opaque);
+    translucent.intersect(frame.output_box);
+  }
   // Its translucent pixels are blended over the background colour on the CPU: nothing
   // lower down may show there (frame.items holds the items below it).
   for (const DrawItem& below : frame.items) {

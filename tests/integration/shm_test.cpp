@@ -535,6 +535,31 @@ TEST_P(ShmWriteTest, TranslucentPixelsAreBlendedOverTheBackground) {
     EXPECT_EQ(written, 0u);
 }
 
+// An opaque window is written whatever lies beneath it (only translucent pixels need the
+// background alone under them): a second window, cascaded over the first, has its second
+// commit written and shows its own colour where they overlap.
+TEST_P(ShmWriteTest, AnOpaqueWindowOverAnotherIsWritten) {
+  const bool writes = GetParam();
+  std::unique_ptr<WlClient>& c = c_;
+  Toplevel below = c->create_toplevel();
+  Toplevel above = c->create_toplevel();
+  ShmBuffer* red = c->create_buffer(64, 64, WL_SHM_FORMAT_XRGB8888, kRed);
+  ShmBuffer* blues[2] = {c->create_buffer(64, 64, WL_SHM_FORMAT_XRGB8888, kBlue),
+                         c->create_buffer(64, 64, WL_SHM_FORMAT_XRGB8888, kBlue)};
+  ASSERT_TRUE(red && blues[0] && blues[1]);
+  ASSERT_TRUE(show(*c, below.surface, red->buffer, 64, 64));
+  ASSERT_TRUE(show(*c, above.surface, blues[0]->buffer, 64, 64));  // makes its texture
+  ASSERT_TRUE(show(*c, above.surface, blues[1]->buffer, 64, 64));
+  // The cascade puts the second window 32 pixels right of and below the first.
+  EXPECT_EQ(shown_pixels(*c, kBlueRgb), 64 * 64);
+  EXPECT_EQ(shown_pixels(*c, kRedRgb), 64 * 64 - 32 * 32);
+  const unsigned long long written = stop_and_count_written();
+  if (writes)  // the window above's second commit, and nothing else
+    EXPECT_EQ(written, 1u);
+  else
+    EXPECT_EQ(written, 0u);
+}
+
 INSTANTIATE_TEST_SUITE_P(Shm, ShmWriteTest, ::testing::Values(true, false),
                          [](const ::testing::TestParamInfo<bool>& i) {
                            return i.param ? std::string("Written") : std::string("Uploaded");
