@@ -521,13 +521,16 @@ Surface* Output::try_direct_scanout() {
   }
   const SceneItem& top = items.back();
   backend_->set_scanout_candidate(top.box == layout_box() ? top.surface : nullptr);
+  // (Before the texture is asked for: that makes a waiting shm upload, which the composed
+  // frame of a smaller window would rather write itself.)
+  if (top.box != layout_box()) return nullptr;
   Buffer* buffer = top.surface->buffer();  // kept only for buffers that are not copied (dmabuf)
   // Else the surface's texture: an offloaded frame in the transfer engine's dmabuf carrier,
   // which a plane can show, or uploaded shm contents, which a headless output shows as its
   // frame.
   const SurfaceTexture* tex = buffer ? nullptr : top.surface->texture();
   const bool carrier = tex && tex->scanout();
-  if ((!buffer && !tex) || top.box != layout_box()) return nullptr;
+  if (!buffer && !tex) return nullptr;
   Region uncovered(Rect{0, 0, top.box.width, top.box.height});
   uncovered.subtract(top.surface->opaque_region());
   bool covers = (buffer ? !buffer->has_alpha() : tex->opaque()) || uncovered.empty();
