@@ -115,7 +115,8 @@ void WindowGrab::release(bool finished) {
 // maximized one; from there on it moves as any window. True while the motion is its.
 bool WindowGrab::unmaximize(double x, double y) {
   if (unmaximize_ != Unmaximize::pending) return false;
-  if (std::fabs(x - start_x_) < kUnmaximizeDistance && std::fabs(y - start_y_) < kUnmaximizeDistance)
+  if (std::fabs(x - start_x_) < kUnmaximizeDistance &&
+      std::fabs(y - start_y_) < kUnmaximizeDistance)
     return true;
   const std::optional<std::pair<int32_t, int32_t>> size = window_.grab_restored_size();
   if (!size) {  // it left the state otherwise meanwhile

@@ -284,11 +284,12 @@ class XdgToplevel final : public ToplevelWindow, public GrabbableWindow {
   void request_maximized(bool maximized) override;
   void request_fullscreen(bool fullscreen, Output* output) override;
   // Minimized: the view leaves the scene (focus, popups and grabs go as for an unmap), the
-  // toplevel stays mapped for its client and for taskbars; maximizing, fullscreen or
-  // activating from a taskbar restores it.
+  // toplevel stays mapped for its client and for taskbars; maximizing, fullscreen,
+  // activating from a taskbar or the window switcher's step (Alt+Tab) restores it.
   void request_minimized(bool minimized) override;
   bool minimized() const { return minimized_; }
-  // Whether a taskbar runs changed: wm_capabilities (minimize) goes again with a configure.
+  // Server::minimize_returns changed (a taskbar came or went, or a window-switching key):
+  // wm_capabilities (minimize) goes again with a configure.
   void capabilities_changed();
   // Compositor side: puts the window geometry's top-left at a layout position (a window
   // manager's move; the wlcs module's position_window_absolute). Kept by the first map if

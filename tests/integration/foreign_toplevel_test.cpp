@@ -98,7 +98,8 @@ TEST_F(ForeignToplevel, TaskbarSeesWindowsAndDrivesThem) {
   EXPECT_TRUE(f.running());
 }
 
-// A window may minimize itself only while a taskbar runs (wm_capabilities says so, and
+// A window may minimize itself only while a taskbar runs (headless ferryd: no keys reach a
+// window-switching binding, the other way back; wm_capabilities says so, and
 // says it again when that changes); minimized, it leaves the screen but keeps its handle,
 // and the taskbar's activate restores it. Unmapped while minimized, its handle closes.
 TEST_F(ForeignToplevel, MinimizeNeedsATaskbarAndActivationRestores) {

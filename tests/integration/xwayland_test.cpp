@@ -399,7 +399,8 @@ TEST_F(Xwayland, TaskbarListsManagedX11WindowsAndClosesThem) {
 }
 
 // Minimizing an X11 window: the client's own request (XIconifyWindow: xdotool
-// windowminimize) only while a taskbar runs, as for xdg toplevels; the taskbar sees it
+// windowminimize) only while a taskbar runs (headless ferryd has no live window-switching
+// key, the other way back), as for xdg toplevels; the taskbar sees it
 // minimized, ICCCM's WM_STATE says Iconic, the window leaves the screen, and activating it
 // from the taskbar brings it back.
 TEST_F(Xwayland, IconifiedWindowsWaitInTheTaskbar) {
