@@ -101,15 +101,17 @@ std::unique_ptr<PackWorker> OffloadEngine::start_worker(const std::string& name,
 }
 
 void OffloadEngine::retire(std::unique_ptr<PackWorker> worker) {
-  // Joined only once idle, from a timer: never inside one of its own completions, and
-  // never waiting on a job that does not return (a held pack, a hung render device).
+  // Stopped now, joined only once ended, from a timer: never inside one of its own
+  // completions, never waiting on a job that does not return (a held pack, a hung render
+  // device), nor on the thread's tear-down (its context, the trim of its memory).
+  worker->request_stop();
   retired_.push_back(std::move(worker));
   if (!sweep_timer_)
     sweep_timer_ = wl_event_loop_add_timer(
         server_.loop(),
         [](void* data) {
           auto* self = static_cast<OffloadEngine*>(data);
-          std::erase_if(self->retired_, [](const auto& w) { return w->pending() == 0; });
+          std::erase_if(self->retired_, [](const auto& w) { return w->pending() == 0 && w->ended(); });
           if (!self->retired_.empty()) wl_event_source_timer_update(self->sweep_timer_, 100);
           return 0;
         },

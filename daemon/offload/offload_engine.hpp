@@ -223,8 +223,9 @@ class OffloadEngine final : public SurfaceTransferPath {
   uint64_t packs_in_flight_ = 0;       // of them, not returned yet
   uint64_t abandoned_packs_ = 0;       // still in flight when settle() gave up
   UniqueFd hold_fd_;                   // the hold hook's FIFO, opened read-write
-  // Workers of dropped lanes, joined once idle (retire()), never waited for on the loop;
-  // last: stopped first, while the objects their jobs hold live.
+  // Workers of dropped lanes, stopped at once and joined once their thread has ended
+  // (retire()), never waited for on the loop; last: stopped first, while the objects their
+  // jobs hold live.
   std::vector<std::unique_ptr<PackWorker>> retired_;
   wl_event_source* sweep_timer_ = nullptr;
   int imports_failing_ = 0;            // render-device imports failed since the last success

@@ -79,6 +79,9 @@ class PackWorker {
   bool cancel(Id id);
   // Jobs submitted and not finished yet (cancelled ones included).
   size_t pending() const { return dones_.size(); }
+  // The thread has returned, or is about to, after request_stop() and its last job (its
+  // context destroyed, its memory trimmed): destruction joins without waiting.
+  bool ended() const;
   // Waits up to 'timeout_ms' for every job to finish, running the completions as they
   // come (for an exit that counts the frames in flight). True when none is left.
   bool settle(int timeout_ms);
