@@ -98,7 +98,7 @@ class WlClient {
   std::vector<std::unique_ptr<ShmBuffer>> buffers_;
 };
 
-// For gtest: roundtrips until the connection fails (at most 5 times) and expects the
+// For gtest: roundtrips until the connection fails (for at most 5 s) and expects the
 // protocol error it ended with to be 'interface' (empty: one libwayland-client cannot
 // name, its proxy being gone) and 'code'.
 void expect_protocol_error(WlClient& c, const std::string& interface, uint32_t code);
