@@ -3,7 +3,8 @@
 // runs the loop, cancelled completions are not called but keep what they hold until their
 // job has returned, job captures die on the worker, and what a job writes into a texture
 // of the parent context is there when its completion runs; a job that never returns gets
-// its thread abandoned after a bound instead of blocking the destruction.
+// its thread abandoned after a bound instead of blocking the destruction; a stopped
+// worker ends by itself and gives the memory its jobs freed back to the system.
 
 #include <gtest/gtest.h>
 #include <wayland-server-core.h>
@@ -11,6 +12,10 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -19,6 +24,12 @@
 
 #include "offload/pack_worker.hpp"
 #include "render/egl_context.hpp"
+
+#if defined(__has_feature)
+#define FERRY_HAS_FEATURE(x) __has_feature(x)
+#else
+#define FERRY_HAS_FEATURE(x) 0
+#endif
 
 namespace ferry::offload {
 namespace {
@@ -169,6 +180,52 @@ TEST_F(PackWorkerTest, DestructionRunsQueuedJobsWithoutTheirCompletions) {
   EXPECT_EQ(log.find("abandoning"), std::string::npos) << log;
   wl_event_loop_dispatch(loop_, 0);
   EXPECT_FALSE(called);
+  parent_->make_current();
+}
+
+long rss_kib() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("VmRSS:", 0) == 0) return std::atol(line.c_str() + 6);
+  return -1;
+}
+
+// glibc keeps the malloc arena of a thread that ended, and the pages its free chunks hold:
+// a daemon that offloaded many clients kept tens of MiB (docs/reliability.md, "Offloaded
+// churn"). A job frees 64 MiB of small blocks below one it keeps (so the arena cannot just
+// shrink its top); once the stopped worker has ended, those pages are back.
+TEST_F(PackWorkerTest, AStoppedWorkerEndsByItselfAndGivesFreedMemoryBack) {
+#if defined(__SANITIZE_ADDRESS__) || FERRY_HAS_FEATURE(address_sanitizer)
+  GTEST_SKIP() << "AddressSanitizer's allocator keeps freed memory in quarantine";
+#endif
+  constexpr size_t kBlock = 4000, kBlocks = 64 * 1024 * 1024 / kBlock;
+  void* kept = nullptr;
+  bool freed = false;
+  const long before = rss_kib();
+  worker_->submit(
+      [&](EglContext&) {
+        std::vector<void*> blocks(kBlocks);
+        for (void*& b : blocks) b = std::memset(std::malloc(kBlock), 1, kBlock);
+        kept = std::malloc(64);
+        for (void* b : blocks) std::free(b);
+      },
+      [&] { freed = true; }, "64 MiB freed below a kept block");
+  ASSERT_TRUE(dispatch_until([&] { return freed; }));
+  const long held = rss_kib();
+  EXPECT_GT(held - before, 48 * 1024) << "the freed blocks' pages stay until trimmed";
+  EXPECT_FALSE(worker_->ended());
+  worker_->request_stop();
+  EXPECT_TRUE(dispatch_until([&] { return worker_->ended(); }));
+  const long after = rss_kib();
+  EXPECT_LT(after - before, 16 * 1024) << before << " KiB, " << held << " after the job, "
+                                       << after << " after the worker ended";
+  std::free(kept);
+  std::printf("RSS %ld KiB, %ld with the job's blocks freed, %ld once the worker ended\n",
+              before, held, after);
+  const auto t0 = std::chrono::steady_clock::now();
+  worker_.reset();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 500ms) << "an ended worker is joined at once";
   parent_->make_current();
 }
 
