@@ -61,17 +61,6 @@ std::unique_ptr<WlClient> connect(Ferryd& f) {
   return c;
 }
 
-// Dispatches until the connection fails and checks the protocol error it failed with.
-void expect_error(WlClient& c, const std::string& interface, uint32_t code) {
-  for (int i = 0; i < 50 && c.roundtrip() >= 0; ++i) {
-  }
-  std::string got_interface = "(no error)";
-  uint32_t got_code = 0;
-  c.protocol_error(&got_interface, &got_code);
-  EXPECT_EQ(got_interface, interface);
-  EXPECT_EQ(got_code, code);
-}
-
 // ferryd on a 320x240 output with 'toml' as its config (none when empty).
 bool start(Ferryd& f, const std::string& toml, std::string* path = nullptr) {
   std::vector<std::string> args{"--output", "320x240@60"};
@@ -100,7 +89,7 @@ TEST(Compat, StrictByDefaultAnEagerBufferIsUnconfiguredBuffer) {
   ASSERT_TRUE(c);
   EagerWindow w;
   w.create(*c, nullptr);
-  expect_error(*c, "xdg_surface", XDG_SURFACE_ERROR_UNCONFIGURED_BUFFER);
+  expect_protocol_error(*c, "xdg_surface", XDG_SURFACE_ERROR_UNCONFIGURED_BUFFER);
   EXPECT_EQ(count(f.log(), kAcceptNote), 0u);
   EXPECT_EQ(f.stop(), 0) << f.log();
 }
@@ -191,7 +180,7 @@ TEST(Compat, ARuleDecidesPerApp) {
   ASSERT_TRUE(other);
   EagerWindow w2;
   w2.create(*other, "org.example.Other");
-  expect_error(*other, "xdg_surface", XDG_SURFACE_ERROR_UNCONFIGURED_BUFFER);
+  expect_protocol_error(*other, "xdg_surface", XDG_SURFACE_ERROR_UNCONFIGURED_BUFFER);
   old_game.reset();
   EXPECT_EQ(f.stop(), 0) << f.log();
 }
@@ -206,7 +195,7 @@ TEST(Compat, RuleSaysErrorOverAnAcceptingDefault) {
   ASSERT_TRUE(c);
   EagerWindow w;
   w.create(*c, "org.example.Strict");
-  expect_error(*c, "xdg_surface", XDG_SURFACE_ERROR_UNCONFIGURED_BUFFER);
+  expect_protocol_error(*c, "xdg_surface", XDG_SURFACE_ERROR_UNCONFIGURED_BUFFER);
   EXPECT_EQ(f.stop(), 0) << f.log();
 }
 
@@ -223,7 +212,7 @@ TEST(Compat, XdgSurfaceForASurfaceWithABufferIsInvalidSurfaceState) {
     wl_surface_attach(s, c->create_buffer(8, 8, WL_SHM_FORMAT_XRGB8888, kRed)->buffer, 0, 0);
     if (commit) wl_surface_commit(s);
     xdg_wm_base_get_xdg_surface(c->wm_base, s);
-    expect_error(*c, "xdg_wm_base", XDG_WM_BASE_ERROR_INVALID_SURFACE_STATE);
+    expect_protocol_error(*c, "xdg_wm_base", XDG_WM_BASE_ERROR_INVALID_SURFACE_STATE);
   }
   EXPECT_EQ(f.stop(), 0) << f.log();
 }

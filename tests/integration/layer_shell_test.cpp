@@ -169,18 +169,6 @@ class LayerShellTest : public ::testing::Test {
     return img;
   }
 
-  // Roundtrips until the connection dies; checks the error ferryd sent.
-  void expect_error(const char* interface, uint32_t code) {
-    int rc = 0;
-    for (int i = 0; i < 5 && rc >= 0; ++i) rc = c_->roundtrip();
-    ASSERT_LT(rc, 0) << "the client was not disconnected";
-    std::string iface;
-    uint32_t got = 0;
-    ASSERT_TRUE(c_->protocol_error(&iface, &got));
-    EXPECT_EQ(iface, interface);
-    EXPECT_EQ(got, code);
-  }
-
   Ferryd f_;
   std::unique_ptr<WlClient> c_;
   zwlr_layer_shell_v1* shell_ = nullptr;
@@ -508,20 +496,21 @@ TEST_F(LayerShellTest, ZeroSizeWithoutBothAnchorsIsInvalidSize) {
     zwlr_layer_surface_v1_set_anchor(l, ZWLR_LAYER_SURFACE_V1_ANCHOR_LEFT);
   }, false);
   wl_surface_commit(layers_.back()->surface);
-  expect_error("zwlr_layer_surface_v1", ZWLR_LAYER_SURFACE_V1_ERROR_INVALID_SIZE);
+  expect_protocol_error(*c_, "zwlr_layer_surface_v1", ZWLR_LAYER_SURFACE_V1_ERROR_INVALID_SIZE);
 }
 
 TEST_F(LayerShellTest, UnknownAnchorBitsAreInvalidAnchor) {
   make_layer(ZWLR_LAYER_SHELL_V1_LAYER_TOP,
              [](zwlr_layer_surface_v1* l) { zwlr_layer_surface_v1_set_anchor(l, 16); }, false);
-  expect_error("zwlr_layer_surface_v1", ZWLR_LAYER_SURFACE_V1_ERROR_INVALID_ANCHOR);
+  expect_protocol_error(*c_, "zwlr_layer_surface_v1", ZWLR_LAYER_SURFACE_V1_ERROR_INVALID_ANCHOR);
 }
 
 TEST_F(LayerShellTest, UnknownKeyboardInteractivityIsAnError) {
   make_layer(ZWLR_LAYER_SHELL_V1_LAYER_TOP, [](zwlr_layer_surface_v1* l) {
     zwlr_layer_surface_v1_set_keyboard_interactivity(l, 3);
   }, false);
-  expect_error("zwlr_layer_surface_v1", ZWLR_LAYER_SURFACE_V1_ERROR_INVALID_KEYBOARD_INTERACTIVITY);
+  expect_protocol_error(*c_, "zwlr_layer_surface_v1",
+                        ZWLR_LAYER_SURFACE_V1_ERROR_INVALID_KEYBOARD_INTERACTIVITY);
 }
 
 TEST_F(LayerShellTest, ExclusiveEdgeNotAnchoredIsInvalidExclusiveEdge) {
@@ -532,7 +521,8 @@ TEST_F(LayerShellTest, ExclusiveEdgeNotAnchoredIsInvalidExclusiveEdge) {
     zwlr_layer_surface_v1_set_exclusive_edge(l, ZWLR_LAYER_SURFACE_V1_ANCHOR_BOTTOM);
   }, false);
   wl_surface_commit(layers_.back()->surface);
-  expect_error("zwlr_layer_surface_v1", ZWLR_LAYER_SURFACE_V1_ERROR_INVALID_EXCLUSIVE_EDGE);
+  expect_protocol_error(*c_, "zwlr_layer_surface_v1",
+                        ZWLR_LAYER_SURFACE_V1_ERROR_INVALID_EXCLUSIVE_EDGE);
 }
 
 TEST_F(LayerShellTest, BufferBeforeTheFirstAckIsAnError) {
@@ -542,7 +532,8 @@ TEST_F(LayerShellTest, BufferBeforeTheFirstAckIsAnError) {
   ShmBuffer* b = c_->create_buffer(10, 10, WL_SHM_FORMAT_XRGB8888, kRed);
   wl_surface_attach(l->surface, b->buffer, 0, 0);  // configured, never acked
   wl_surface_commit(l->surface);
-  expect_error("zwlr_layer_surface_v1", ZWLR_LAYER_SURFACE_V1_ERROR_INVALID_SURFACE_STATE);
+  expect_protocol_error(*c_, "zwlr_layer_surface_v1",
+                        ZWLR_LAYER_SURFACE_V1_ERROR_INVALID_SURFACE_STATE);
 }
 
 TEST_F(LayerShellTest, AckOfAnUnsentSerialIsInvalidSurfaceState) {
@@ -550,19 +541,20 @@ TEST_F(LayerShellTest, AckOfAnUnsentSerialIsInvalidSurfaceState) {
     zwlr_layer_surface_v1_set_size(s, 10, 10);
   });
   zwlr_layer_surface_v1_ack_configure(l->layer, l->serial + 1000);
-  expect_error("zwlr_layer_surface_v1", ZWLR_LAYER_SURFACE_V1_ERROR_INVALID_SURFACE_STATE);
+  expect_protocol_error(*c_, "zwlr_layer_surface_v1",
+                        ZWLR_LAYER_SURFACE_V1_ERROR_INVALID_SURFACE_STATE);
 }
 
 TEST_F(LayerShellTest, InvalidLayerIsAnErrorOfTheShell) {
   wl_surface* s = wl_compositor_create_surface(c_->compositor);
   zwlr_layer_shell_v1_get_layer_surface(shell_, s, nullptr, 4, "test");
-  expect_error("zwlr_layer_shell_v1", ZWLR_LAYER_SHELL_V1_ERROR_INVALID_LAYER);
+  expect_protocol_error(*c_, "zwlr_layer_shell_v1", ZWLR_LAYER_SHELL_V1_ERROR_INVALID_LAYER);
 }
 
 TEST_F(LayerShellTest, SurfaceWithAnotherRoleIsARoleError) {
   Window* w = make_window();
   zwlr_layer_shell_v1_get_layer_surface(shell_, w->surface, nullptr, 0, "test");
-  expect_error("zwlr_layer_shell_v1", ZWLR_LAYER_SHELL_V1_ERROR_ROLE);
+  expect_protocol_error(*c_, "zwlr_layer_shell_v1", ZWLR_LAYER_SHELL_V1_ERROR_ROLE);
 }
 
 TEST_F(LayerShellTest, SurfaceWithABufferIsAlreadyConstructed) {
@@ -570,7 +562,7 @@ TEST_F(LayerShellTest, SurfaceWithABufferIsAlreadyConstructed) {
   ShmBuffer* b = c_->create_buffer(10, 10, WL_SHM_FORMAT_XRGB8888, kRed);
   wl_surface_attach(s, b->buffer, 0, 0);
   zwlr_layer_shell_v1_get_layer_surface(shell_, s, nullptr, 0, "test");
-  expect_error("zwlr_layer_shell_v1", ZWLR_LAYER_SHELL_V1_ERROR_ALREADY_CONSTRUCTED);
+  expect_protocol_error(*c_, "zwlr_layer_shell_v1", ZWLR_LAYER_SHELL_V1_ERROR_ALREADY_CONSTRUCTED);
 }
 
 }  // namespace

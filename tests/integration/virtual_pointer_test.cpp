@@ -83,13 +83,7 @@ class VirtualPointer : public ::testing::Test {
   }
 
   void expect_error(uint32_t code) {
-    for (int i = 0; i < 50 && sender_->roundtrip() >= 0; ++i) {
-    }
-    std::string iface = "(no error)";
-    uint32_t got = 0;
-    sender_->protocol_error(&iface, &got);
-    EXPECT_EQ(iface, "zwlr_virtual_pointer_v1");
-    EXPECT_EQ(got, code);
+    expect_protocol_error(*sender_, "zwlr_virtual_pointer_v1", code);
   }
 
   Ferryd f_;
