@@ -111,7 +111,8 @@ void OffloadEngine::retire(std::unique_ptr<PackWorker> worker) {
         server_.loop(),
         [](void* data) {
           auto* self = static_cast<OffloadEngine*>(data);
-          std::erase_if(self->retired_, [](const auto& w) { return w->pending() == 0 && w->ended(); });
+          std::erase_if(self->retired_,
+                        [](const auto& w) { return w->pending() == 0 && w->ended(); });
           if (!self->retired_.empty()) wl_event_source_timer_update(self->sweep_timer_, 100);
           return 0;
         },
