@@ -50,7 +50,7 @@ inline constexpr long kChurnRssToleranceKb = 8 * 1024;
 // worker ends after its last job), each a thread with its own GL context and malloc arena.
 // A worker gives its arena's free pages back as it ends (malloc_trim); before it did, RSS
 // settled +10 to +35 MiB above the baseline, depending on how many had lived at once.
-// Measured since: -1.3 to +4.4 MiB in 13 host runs of 100 cycles (8 with both CPUs busy),
+// Measured since: -1.3 to +4.4 MiB in 12 host runs of 100 cycles (8 with both CPUs busy),
 // +0.6 MiB after 600. This bound is for a gross leak; the GL counts and fds are exact.
 inline constexpr long kOffloadRssToleranceKb = 16 * 1024;
 
